@@ -1,0 +1,103 @@
+# corral: a container cluster manager in which everything is a file.
+# `make` builds, `make check` installs what is missing, builds and runs every
+# test, `make asan` does the same under AddressSanitizer + UBSan.
+
+CC ?= cc
+PKGS := fuse3 yaml-0.1 inih libgit2 lmdb
+B ?= build
+PREFIX ?= /usr/local
+CFLAGS ?= -O2 -g
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib -MMD -MP \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+FS_SRC := $(filter-out fs/main.c,$(wildcard fs/*.c))
+FS_OBJ := $(FS_SRC:%.c=$(B)/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+
+BINS := $(B)/corral-fs
+ifneq ($(wildcard ctrl/main.c),)
+BINS += $(B)/corral-ctrl
+endif
+ifneq ($(wildcard sched/main.c),)
+BINS += $(B)/corral-sched
+endif
+ifneq ($(wildcard noded/main.c),)
+BINS += $(B)/corral-noded
+endif
+ifneq ($(wildcard dns/main.c),)
+BINS += $(B)/corral-dns
+endif
+
+.PHONY: all deps check unit integration asan fuzz bench install up down lint format clean
+
+all: $(BINS) $(UNIT_BIN)
+
+deps:
+	@scripts/deps.sh
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libcorral.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/corral-fs: $(B)/fs/main.o $(FS_OBJ) $(B)/libcorral.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(patsubst %.c,$(B)/%.o,$(filter-out $*/main.c,$(wildcard $*/*.c))) $(B)/libcorral.a $(LDLIBS)
+
+$(B)/tests/test_%: tests/unit/test_%.c $(FS_OBJ) $(B)/libcorral.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ifs -o $@ $< $(FS_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+
+check: deps
+	$(MAKE) -j2 all
+	@tests/run.sh $(B)
+
+unit: all
+	@tests/run.sh --unit $(B)
+
+integration: all
+	@tests/run.sh --integration $(B)
+
+asan:
+	$(MAKE) B=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" check
+
+fuzz:
+	@scripts/fuzz.sh
+
+bench: all
+	@bench/run.sh $(B)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 755 $(BINS) tools/corral $(DESTDIR)$(PREFIX)/bin/
+	for m in man/*.[578]; do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/; done
+
+up: deps
+	$(MAKE) -j2 all
+	tools/corral up
+
+down:
+	tools/corral down
+
+lint:
+	mandoc -Tlint -Wwarning man/*.[578]
+
+format:
+	clang-format -i lib/*.[ch] fs/*.[ch] tests/unit/*.c
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,46 @@
+/* util.h: allocation that aborts on failure, and cleanup attributes.
+ * Nothing here may fail softly: out of memory ends the process. */
+#ifndef CORRAL_UTIL_H
+#define CORRAL_UTIL_H
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+void cleanup_freep(void *p);
+void cleanup_closep(int *fd);
+void cleanup_fclosep(FILE **f);
+void cleanup_closedirp(DIR **d);
+
+#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+#define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
+#define cleanup_dir __attribute__((cleanup(cleanup_closedirp)))
+
+/* Hand ownership out of a cleanup variable. */
+#define steal_pointer(pp)                                                      \
+	({                                                                     \
+		__typeof__(*(pp)) steal__tmp = *(pp);                          \
+		*(pp) = NULL;                                                  \
+		steal__tmp;                                                    \
+	})
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Read a whole file; returns NULL with errno set on failure. */
+char *util_read_file(const char *path, size_t *len);
+/* Write all of buf to fd, retrying on EINTR and short writes. */
+int util_write_all(int fd, const void *buf, size_t len);
+/* mkdir -p; returns 0 or -errno. */
+int util_mkdir_p(const char *path, unsigned mode);
+
+#endif

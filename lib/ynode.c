@@ -1,0 +1,777 @@
+/* ynode.c: YAML text <-> struct ynode trees, over libyaml's event API.
+ *
+ * Parsing expands aliases by copying (so a tree never shares nodes) and
+ * charges every node to a per-document budget: an alias bomb stops at
+ * YAML_MAX_NODES with an error instead of exhausting memory. This file never
+ * interprets Kubernetes semantics; that is fs/validate.c's job. */
+#include "ynode.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#define YNODE_WANTS_LIBYAML
+#include <yaml.h>
+
+/* ---- nodes ---- */
+
+static struct ynode *ynode__new(enum ynode_type type)
+{
+	struct ynode *n = xcalloc(1, sizeof(*n));
+	n->type = type;
+	return n;
+}
+
+struct ynode *ynode_new_map(void)
+{
+	return ynode__new(YNODE_MAP);
+}
+
+struct ynode *ynode_new_seq(void)
+{
+	return ynode__new(YNODE_SEQ);
+}
+
+struct ynode *ynode_new_strn(const char *s, size_t len)
+{
+	struct ynode *n = ynode__new(YNODE_SCALAR);
+	n->str = xstrndup(s, len);
+	n->len = strlen(n->str);
+	n->quoted = true;
+	return n;
+}
+
+struct ynode *ynode_new_str(const char *s)
+{
+	return ynode_new_strn(s, strlen(s));
+}
+
+struct ynode *ynode_new_plain(const char *s)
+{
+	struct ynode *n = ynode_new_str(s);
+	n->quoted = false;
+	return n;
+}
+
+struct ynode *ynode_new_int(long long v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%lld", v);
+	return ynode_new_plain(buf);
+}
+
+struct ynode *ynode_new_bool(bool v)
+{
+	return ynode_new_plain(v ? "true" : "false");
+}
+
+static size_t ynode__slots(const struct ynode *n)
+{
+	return n->type == YNODE_MAP ? 2 * n->n : n->n;
+}
+
+struct ynode *ynode_clone(const struct ynode *n)
+{
+	if (!n)
+		return NULL;
+	struct ynode *c = ynode__new(n->type);
+	c->quoted = n->quoted;
+	c->line = n->line;
+	if (n->type == YNODE_SCALAR) {
+		c->str = xstrndup(n->str, n->len);
+		c->len = n->len;
+		return c;
+	}
+	size_t slots = ynode__slots(n);
+	c->n = n->n;
+	c->cap = slots;
+	c->items = xmalloc(sizeof(*c->items) * (slots ? slots : 1));
+	for (size_t i = 0; i < slots; i++)
+		c->items[i] = ynode_clone(n->items[i]);
+	return c;
+}
+
+void ynode_free(struct ynode *n)
+{
+	if (!n)
+		return;
+	size_t slots = n->type == YNODE_SCALAR ? 0 : ynode__slots(n);
+	for (size_t i = 0; i < slots; i++)
+		ynode_free(n->items[i]);
+	free(n->items);
+	free(n->str);
+	free(n);
+}
+
+void ynode_freep(struct ynode **n)
+{
+	ynode_free(*n);
+	*n = NULL;
+}
+
+bool ynode_equal(const struct ynode *a, const struct ynode *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b || a->type != b->type || a->n != b->n)
+		return false;
+	if (a->type == YNODE_SCALAR)
+		return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+	if (a->type == YNODE_SEQ) {
+		for (size_t i = 0; i < a->n; i++)
+			if (!ynode_equal(a->items[i], b->items[i]))
+				return false;
+		return true;
+	}
+	/* Mappings are equal regardless of key order. */
+	for (size_t i = 0; i < a->n; i++) {
+		const struct ynode *bv = ynode_get(b, ynode_map_key(a, i)->str);
+		if (!bv || !ynode_equal(ynode_map_val(a, i), bv))
+			return false;
+	}
+	return true;
+}
+
+static void ynode__grow(struct ynode *n, size_t slots)
+{
+	if (slots <= n->cap)
+		return;
+	size_t cap = n->cap ? n->cap * 2 : 8;
+	while (cap < slots)
+		cap *= 2;
+	n->items = xrealloc(n->items, sizeof(*n->items) * cap);
+	n->cap = cap;
+}
+
+static ssize_t ynode__find(const struct ynode *map, const char *key)
+{
+	if (!map || map->type != YNODE_MAP)
+		return -1;
+	for (size_t i = 0; i < map->n; i++)
+		if (strcmp(ynode_map_key(map, i)->str, key) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+struct ynode *ynode_get(const struct ynode *map, const char *key)
+{
+	ssize_t i = ynode__find(map, key);
+	return i < 0 ? NULL : ynode_map_val(map, i);
+}
+
+void ynode_set(struct ynode *map, const char *key, struct ynode *val)
+{
+	ssize_t i = ynode__find(map, key);
+	if (i >= 0) {
+		ynode_free(ynode_map_val(map, i));
+		ynode_map_val(map, i) = val;
+		return;
+	}
+	ynode__grow(map, 2 * map->n + 2);
+	map->items[2 * map->n] = ynode_new_str(key);
+	map->items[2 * map->n + 1] = val;
+	map->n++;
+}
+
+struct ynode *ynode_take(struct ynode *map, const char *key)
+{
+	ssize_t i = ynode__find(map, key);
+	if (i < 0)
+		return NULL;
+	struct ynode *val = ynode_map_val(map, i);
+	ynode_free(ynode_map_key(map, i));
+	memmove(&map->items[2 * i], &map->items[2 * i + 2],
+		sizeof(*map->items) * 2 * (map->n - (size_t)i - 1));
+	map->n--;
+	return val;
+}
+
+void ynode_del(struct ynode *map, const char *key)
+{
+	ynode_free(ynode_take(map, key));
+}
+
+struct ynode *ynode_get_map(struct ynode *map, const char *key)
+{
+	struct ynode *v = ynode_get(map, key);
+	if (v && v->type == YNODE_MAP)
+		return v;
+	v = ynode_new_map();
+	ynode_set(map, key, v);
+	return v;
+}
+
+void ynode_append(struct ynode *seq, struct ynode *item)
+{
+	ynode__grow(seq, seq->n + 1);
+	seq->items[seq->n++] = item;
+}
+
+struct ynode *ynode_path(const struct ynode *root, const char *path)
+{
+	const struct ynode *cur = root;
+	const char *p = path;
+	char key[256];
+	while (cur && *p) {
+		if (*p == '[') {
+			char *end;
+			unsigned long idx = strtoul(p + 1, &end, 10);
+			if (*end != ']' || cur->type != YNODE_SEQ || idx >= cur->n)
+				return NULL;
+			cur = cur->items[idx];
+			p = end + 1;
+			if (*p == '.')
+				p++;
+			continue;
+		}
+		size_t k = strcspn(p, ".[");
+		if (k >= sizeof(key))
+			return NULL;
+		memcpy(key, p, k);
+		key[k] = '\0';
+		cur = ynode_get(cur, key);
+		p += k;
+		if (*p == '.')
+			p++;
+	}
+	return (struct ynode *)cur;
+}
+
+const char *ynode_str(const struct ynode *n)
+{
+	return n && n->type == YNODE_SCALAR ? n->str : NULL;
+}
+
+const char *ynode_path_str(const struct ynode *root, const char *path)
+{
+	return ynode_str(ynode_path(root, path));
+}
+
+int ynode_int(const struct ynode *n, long long *out)
+{
+	if (!n || n->type != YNODE_SCALAR || n->quoted || n->len == 0)
+		return -1;
+	const char *s = n->str;
+	int base = 10;
+	bool neg = false;
+	if (*s == '+' || *s == '-')
+		neg = *s++ == '-';
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2;
+	else if (s[0] == '0' && s[1] == 'o')
+		base = 8, s += 2;
+	if (!*s)
+		return -1;
+	for (const char *c = s; *c; c++) {
+		bool ok = base == 16 ? strchr("0123456789abcdefABCDEF", *c) != NULL
+				     : (*c >= '0' && *c < '0' + base);
+		if (!ok && !(*c == '_' && base == 10))
+			return -1;
+	}
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, base);
+	if (errno || *end || v > (unsigned long long)LLONG_MAX + (neg ? 1 : 0))
+		return -1;
+	*out = neg ? (long long)(0 - v) : (long long)v;
+	return 0;
+}
+
+int ynode_bool(const struct ynode *n, bool *out)
+{
+	static const char *yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"};
+	static const char *no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"};
+	if (!n || n->type != YNODE_SCALAR || n->quoted)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcmp(n->str, yes[i]) == 0)
+			return *out = true, 0;
+		if (strcmp(n->str, no[i]) == 0)
+			return *out = false, 0;
+	}
+	return -1;
+}
+
+bool ynode_is_null(const struct ynode *n)
+{
+	if (!n)
+		return true;
+	if (n->type != YNODE_SCALAR || n->quoted)
+		return false;
+	return n->len == 0 || strcmp(n->str, "~") == 0 ||
+	       strcmp(n->str, "null") == 0 || strcmp(n->str, "Null") == 0 ||
+	       strcmp(n->str, "NULL") == 0;
+}
+
+/* ---- parsing ---- */
+
+struct yaml__anchor {
+	char *name;
+	struct ynode *node; /* points into the document being built */
+	bool open;	    /* still being filled: an alias to it recurses */
+};
+
+struct yaml__parser {
+	yaml_parser_t p;
+	struct yaml__anchor *anchors;
+	size_t nanchors;
+	size_t budget; /* nodes left for this document */
+	int depth;
+};
+
+static size_t ynode__count(const struct ynode *n)
+{
+	size_t c = 1;
+	if (n->type != YNODE_SCALAR)
+		for (size_t i = 0; i < ynode__slots(n); i++)
+			c += ynode__count(n->items[i]);
+	return c;
+}
+
+static void yaml__anchors_reset(struct yaml__parser *yp)
+{
+	for (size_t i = 0; i < yp->nanchors; i++)
+		free(yp->anchors[i].name);
+	free(yp->anchors);
+	yp->anchors = NULL;
+	yp->nanchors = 0;
+}
+
+static void yaml__anchor_add(struct yaml__parser *yp, const yaml_char_t *name,
+			     struct ynode *node)
+{
+	if (!name)
+		return;
+	yp->anchors = xrealloc(yp->anchors, sizeof(*yp->anchors) * (yp->nanchors + 1));
+	yp->anchors[yp->nanchors].name = xstrdup((const char *)name);
+	yp->anchors[yp->nanchors].node = node;
+	yp->anchors[yp->nanchors].open = node->type != YNODE_SCALAR;
+	yp->nanchors++;
+}
+
+static int yaml__next(struct yaml__parser *yp, yaml_event_t *ev, struct error **err)
+{
+	if (!yaml_parser_parse(&yp->p, ev)) {
+		const yaml_mark_t *m = yp->p.problem_mark.line || yp->p.problem_mark.column
+					       ? &yp->p.problem_mark
+					       : &yp->p.context_mark;
+		return error_set(err, EINVAL, "line %zu column %zu: %s%s%s",
+				 m->line + 1, m->column + 1,
+				 yp->p.problem ? yp->p.problem : "malformed YAML",
+				 yp->p.context ? " " : "",
+				 yp->p.context ? yp->p.context : "");
+	}
+	return 0;
+}
+
+static int yaml__charge(struct yaml__parser *yp, size_t nodes, size_t line,
+			struct error **err)
+{
+	if (nodes > yp->budget)
+		return error_set(err, EINVAL,
+				 "line %zu: document expands to more than %d nodes (alias expansion limit)",
+				 line, YAML_MAX_NODES);
+	yp->budget -= nodes;
+	return 0;
+}
+
+static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev,
+		      struct ynode **out, struct error **err);
+
+/* Merges the pairs of src (a mapping) into dst where dst lacks the key. */
+static void yaml__merge(struct ynode *dst, const struct ynode *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const char *k = ynode_map_key(src, i)->str;
+		if (!ynode_get(dst, k))
+			ynode_set(dst, k, ynode_clone(ynode_map_val(src, i)));
+	}
+}
+
+static int yaml__mapping(struct yaml__parser *yp, struct ynode *map, struct error **err)
+{
+	struct ynode **merges = NULL;
+	size_t nmerges = 0;
+	int r = 0;
+	for (;;) {
+		yaml_event_t ev;
+		if ((r = yaml__next(yp, &ev, err)) < 0)
+			break;
+		if (ev.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		size_t line = ev.start_mark.line + 1, col = ev.start_mark.column + 1;
+		struct ynode *key = NULL, *val = NULL;
+		r = yaml__node(yp, &ev, &key, err);
+		yaml_event_delete(&ev);
+		if (r < 0)
+			break;
+		if (key->type != YNODE_SCALAR) {
+			ynode_free(key);
+			r = error_set(err, EINVAL, "line %zu column %zu: mapping keys must be scalars", line, col);
+			break;
+		}
+		if ((r = yaml__next(yp, &ev, err)) < 0) {
+			ynode_free(key);
+			break;
+		}
+		r = yaml__node(yp, &ev, &val, err);
+		yaml_event_delete(&ev);
+		if (r < 0) {
+			ynode_free(key);
+			break;
+		}
+		if (!key->quoted && strcmp(key->str, "<<") == 0) {
+			/* YAML 1.1 merge key: applied after the explicit keys. */
+			ynode_free(key);
+			if (val->type != YNODE_MAP && val->type != YNODE_SEQ) {
+				ynode_free(val);
+				r = error_set(err, EINVAL, "line %zu column %zu: merge key '<<' needs a mapping", line, col);
+				break;
+			}
+			merges = xrealloc(merges, sizeof(*merges) * (nmerges + 1));
+			merges[nmerges++] = val;
+			continue;
+		}
+		if (ynode__find(map, key->str) >= 0) {
+			r = error_set(err, EINVAL, "line %zu column %zu: duplicate key \"%s\"", line, col, key->str);
+			ynode_free(key);
+			ynode_free(val);
+			break;
+		}
+		ynode__grow(map, 2 * map->n + 2);
+		map->items[2 * map->n] = key;
+		map->items[2 * map->n + 1] = val;
+		map->n++;
+	}
+	for (size_t i = 0; i < nmerges; i++) {
+		if (r == 0) {
+			if (merges[i]->type == YNODE_MAP)
+				yaml__merge(map, merges[i]);
+			else
+				for (size_t j = 0; j < merges[i]->n; j++)
+					if (merges[i]->items[j]->type == YNODE_MAP)
+						yaml__merge(map, merges[i]->items[j]);
+		}
+		ynode_free(merges[i]);
+	}
+	free(merges);
+	return r;
+}
+
+static int yaml__sequence(struct yaml__parser *yp, struct ynode *seq, struct error **err)
+{
+	for (;;) {
+		yaml_event_t ev;
+		int r = yaml__next(yp, &ev, err);
+		if (r < 0)
+			return r;
+		if (ev.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&ev);
+			return 0;
+		}
+		struct ynode *item = NULL;
+		r = yaml__node(yp, &ev, &item, err);
+		yaml_event_delete(&ev);
+		if (r < 0)
+			return r;
+		ynode_append(seq, item);
+	}
+}
+
+/* Builds the node that starts with ev (which the caller deletes). */
+static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev,
+		      struct ynode **out, struct error **err)
+{
+	size_t line = ev->start_mark.line + 1;
+	struct ynode *n = NULL;
+	int r;
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT: {
+		if ((r = yaml__charge(yp, 1, line, err)) < 0)
+			return r;
+		n = ynode_new_strn((const char *)ev->data.scalar.value, ev->data.scalar.length);
+		/* A NUL inside a scalar would be cut short; refuse it. */
+		if (n->len != ev->data.scalar.length) {
+			ynode_free(n);
+			return error_set(err, EINVAL, "line %zu: NUL character in a scalar", line);
+		}
+		const char *tag = (const char *)ev->data.scalar.tag;
+		n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+			    (tag && strcmp(tag, YAML_STR_TAG) == 0);
+		n->line = (int)line;
+		yaml__anchor_add(yp, ev->data.scalar.anchor, n);
+		*out = n;
+		return 0;
+	}
+	case YAML_ALIAS_EVENT: {
+		const char *name = (const char *)ev->data.alias.anchor;
+		for (size_t i = yp->nanchors; i-- > 0;) {
+			if (strcmp(yp->anchors[i].name, name) != 0)
+				continue;
+			if (yp->anchors[i].open)
+				return error_set(err, EINVAL, "line %zu: alias *%s refers to a node that contains it", line, name);
+			if ((r = yaml__charge(yp, ynode__count(yp->anchors[i].node), line, err)) < 0)
+				return r;
+			*out = ynode_clone(yp->anchors[i].node);
+			return 0;
+		}
+		return error_set(err, EINVAL, "line %zu: unknown alias *%s", line, name);
+	}
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT: {
+		bool is_map = ev->type == YAML_MAPPING_START_EVENT;
+		if ((r = yaml__charge(yp, 1, line, err)) < 0)
+			return r;
+		if (++yp->depth > YAML_MAX_DEPTH) {
+			yp->depth--;
+			return error_set(err, EINVAL, "line %zu: nesting deeper than %d", line, YAML_MAX_DEPTH);
+		}
+		n = is_map ? ynode_new_map() : ynode_new_seq();
+		n->line = (int)line;
+		const yaml_char_t *anchor = is_map ? ev->data.mapping_start.anchor
+						   : ev->data.sequence_start.anchor;
+		size_t slot = yp->nanchors;
+		yaml__anchor_add(yp, anchor, n);
+		r = is_map ? yaml__mapping(yp, n, err) : yaml__sequence(yp, n, err);
+		yp->depth--;
+		if (r == 0 && anchor)
+			yp->anchors[slot].open = false;
+		if (r < 0) {
+			/* Anchors may point into n: drop them with it. */
+			for (size_t i = 0; i < yp->nanchors; i++)
+				yp->anchors[i].node = NULL;
+			yaml__anchors_reset(yp);
+			ynode_free(n);
+			return r;
+		}
+		*out = n;
+		return 0;
+	}
+	default:
+		return error_set(err, EINVAL, "line %zu: unexpected YAML event", line);
+	}
+}
+
+int yaml_parse(const char *buf, size_t len, struct ynode ***docs,
+	       size_t *ndocs, struct error **err)
+{
+	struct yaml__parser yp = {0};
+	struct ynode **out = NULL;
+	size_t nout = 0;
+	int r = 0;
+	bool done = false;
+
+	*docs = NULL;
+	*ndocs = 0;
+	if (!yaml_parser_initialize(&yp.p))
+		return error_set(err, ENOMEM, "cannot initialize the YAML parser");
+	yaml_parser_set_input_string(&yp.p, (const unsigned char *)buf, len);
+	while (!done && r == 0) {
+		yaml_event_t ev;
+		if ((r = yaml__next(&yp, &ev, err)) < 0)
+			break;
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		case YAML_DOCUMENT_START_EVENT: {
+			yaml_event_t root_ev;
+			struct ynode *root = NULL;
+			yp.budget = YAML_MAX_NODES;
+			yp.depth = 0;
+			if ((r = yaml__next(&yp, &root_ev, err)) < 0)
+				break;
+			r = yaml__node(&yp, &root_ev, &root, err);
+			yaml_event_delete(&root_ev);
+			yaml__anchors_reset(&yp);
+			if (r < 0)
+				break;
+			yaml_event_t end_ev;
+			if ((r = yaml__next(&yp, &end_ev, err)) < 0) {
+				ynode_free(root);
+				break;
+			}
+			yaml_event_delete(&end_ev);
+			if (root->type == YNODE_SCALAR && !root->quoted && root->len == 0) {
+				ynode_free(root); /* an empty document */
+				break;
+			}
+			out = xrealloc(out, sizeof(*out) * (nout + 1));
+			out[nout++] = root;
+			break;
+		}
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml__anchors_reset(&yp);
+	yaml_parser_delete(&yp.p);
+	if (r < 0) {
+		for (size_t i = 0; i < nout; i++)
+			ynode_free(out[i]);
+		free(out);
+		return r;
+	}
+	*docs = out;
+	*ndocs = nout;
+	return 0;
+}
+
+int yaml_parse_one(const char *buf, size_t len, struct ynode **doc, struct error **err)
+{
+	struct ynode **docs;
+	size_t n;
+	*doc = NULL;
+	int r = yaml_parse(buf, len, &docs, &n, err);
+	if (r < 0)
+		return r;
+	if (n != 1) {
+		for (size_t i = 0; i < n; i++)
+			ynode_free(docs[i]);
+		free(docs);
+		return error_set(err, EINVAL, n == 0 ? "the document is empty"
+						     : "%zu documents where one is expected", n);
+	}
+	*doc = docs[0];
+	free(docs);
+	return 0;
+}
+
+/* ---- emitting ---- */
+
+struct yaml__buf {
+	char *data;
+	size_t len, cap;
+};
+
+static int yaml__write(void *data, unsigned char *chunk, size_t size)
+{
+	struct yaml__buf *b = data;
+	if (b->len + size + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 1024;
+		while (cap < b->len + size + 1)
+			cap *= 2;
+		b->data = xrealloc(b->data, cap);
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, chunk, size);
+	b->len += size;
+	b->data[b->len] = '\0';
+	return 1;
+}
+
+/* Whether a plain scalar with this text would read back as something other
+ * than a string (YAML 1.1 as Kubernetes' decoder reads it). */
+static bool yaml__looks_typed(const char *s)
+{
+	static const char *words[] = {"", "~", "null", "Null", "NULL", "true", "True", "TRUE",
+				      "false", "False", "FALSE", "yes", "Yes", "YES", "no", "No",
+				      "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n",
+				      "N", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF",
+				      "-.inf", "-.Inf", "-.INF", "+.inf"};
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strcmp(s, words[i]) == 0)
+			return true;
+	/* Anything number-like: digits with sign, dot, exponent, 0x, _, :. */
+	const char *p = s;
+	if (*p == '+' || *p == '-')
+		p++;
+	if (!*p)
+		return false;
+	bool digit = false;
+	for (; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			digit = true;
+		else if (!strchr("._:eExXoabcdefABCDEF+-", *p))
+			return false;
+	}
+	if (!digit)
+		return false;
+	/* Hex-looking words like "cafe" have no digit; "1e3", "0x1F", "1_000",
+	 * "12:30" (sexagesimal) and "1.5" all do and read as numbers. Words
+	 * like "abc1" are strings, but quoting them is harmless. */
+	return true;
+}
+
+static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n)
+{
+	yaml_event_t ev;
+	if (n->type == YNODE_SCALAR) {
+		yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
+		const char *text = n->str;
+		size_t len = n->len;
+		if (n->quoted) {
+			if (yaml__looks_typed(n->str))
+				style = YAML_SINGLE_QUOTED_SCALAR_STYLE;
+			else if (strchr(n->str, '\n'))
+				style = YAML_LITERAL_SCALAR_STYLE;
+			else
+				style = YAML_ANY_SCALAR_STYLE;
+		} else if (len == 0) {
+			text = "null";
+			len = 4;
+		}
+		yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)len,
+					     1, 1, style);
+		return yaml_emitter_emit(em, &ev);
+	}
+	if (n->type == YNODE_SEQ) {
+		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+		if (!yaml_emitter_emit(em, &ev))
+			return 0;
+		for (size_t i = 0; i < n->n; i++)
+			if (!yaml__emit_node(em, n->items[i]))
+				return 0;
+		yaml_sequence_end_event_initialize(&ev);
+		return yaml_emitter_emit(em, &ev);
+	}
+	yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+	if (!yaml_emitter_emit(em, &ev))
+		return 0;
+	for (size_t i = 0; i < 2 * n->n; i++)
+		if (!yaml__emit_node(em, n->items[i]))
+			return 0;
+	yaml_mapping_end_event_initialize(&ev);
+	return yaml_emitter_emit(em, &ev);
+}
+
+char *yaml_emit(const struct ynode *doc, size_t *len)
+{
+	yaml_emitter_t em;
+	yaml_event_t ev;
+	struct yaml__buf b = {0};
+	int ok;
+
+	if (!yaml_emitter_initialize(&em))
+		abort();
+	yaml_emitter_set_output(&em, yaml__write, &b);
+	yaml_emitter_set_indent(&em, 2);
+	yaml_emitter_set_width(&em, -1);
+	yaml_emitter_set_unicode(&em, 1);
+	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+	ok = yaml_emitter_emit(&em, &ev);
+	yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+	ok = ok && yaml_emitter_emit(&em, &ev);
+	ok = ok && yaml__emit_node(&em, doc);
+	yaml_document_end_event_initialize(&ev, 1);
+	ok = ok && yaml_emitter_emit(&em, &ev);
+	yaml_stream_end_event_initialize(&ev);
+	ok = ok && yaml_emitter_emit(&em, &ev);
+	yaml_emitter_delete(&em);
+	if (!ok) {
+		/* Only invalid UTF-8 from a caller can get here; the parser
+		 * never produces it. Fall back to an empty mapping. */
+		free(b.data);
+		b.data = xstrdup("{}\n");
+		b.len = 3;
+	}
+	if (!b.data)
+		b.data = xstrdup("");
+	if (len)
+		*len = b.len;
+	return b.data;
+}

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Install the Debian packages corral needs to build, test and run, if missing.
+set -e
+PKGS="gcc make pkg-config libfuse3-dev fuse3 libyaml-dev libinih-dev libgit2-dev
+liblmdb-dev libcmocka-dev systemd-container git inotify-tools mandoc vim
+rsync nftables iproute2 busybox-static clang procps psmisc"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$missing (run as root, or: apt-get install$missing)" >&2
+	exit 1
+fi
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

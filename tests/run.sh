@@ -1,0 +1,54 @@
+#!/bin/bash
+# Runs every suite and ends with one line: "N passed, N failed".
+#   tests/run.sh [--unit|--integration] BUILD_DIR
+# Unit suites are cmocka binaries (their summary lines are counted).
+# Integration suites are scripts under tests/integration/ that print
+# "ok - what" or "not ok - what" per check; a script that dies without
+# saying "not ok" counts as one failure. Integration tests need root and
+# /dev/fuse: without them they fail, loudly; they are never skipped.
+set -u
+mode=all
+case "${1:-}" in --unit) mode=unit; shift ;; --integration) mode=integration; shift ;; esac
+B=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export CORRAL_BUILD=$ROOT/$B CORRAL_ROOT=$ROOT
+passed=0 failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count_cmocka() {
+	local name=$1 rc=$2 p f
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+	p=${p:-0} f=${f:-0}
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; echo "FAIL $name: exited $rc"; fi
+	[ "$f" != 0 ] && grep -E '^\[  (FAILED|  ERROR)' "$log" | head -20
+	echo "unit $name: $p passed, $f failed"
+	passed=$((passed + p)) failed=$((failed + f))
+}
+
+if [ "$mode" != integration ]; then
+	for t in "$ROOT/$B"/tests/test_*; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t")
+		timeout 300 "$t" >"$log" 2>&1
+		count_cmocka "$name" $?
+	done
+fi
+
+if [ "$mode" != unit ]; then
+	for t in "$ROOT"/tests/integration/*.sh; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t" .sh)
+		timeout 600 "$t" >"$log" 2>&1
+		rc=$?
+		p=$(grep -c '^ok ' "$log") f=$(grep -c '^not ok ' "$log")
+		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; echo "FAIL $name: exited $rc"; tail -5 "$log"; fi
+		grep '^not ok ' "$log" | head -20
+		echo "integration $name: $p passed, $f failed"
+		passed=$((passed + p)) failed=$((failed + f))
+	done
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
