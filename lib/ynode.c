@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #define YNODE_WANTS_LIBYAML
@@ -131,6 +133,31 @@ bool ynode_equal(const struct ynode *a, const struct ynode *b)
 			return false;
 	}
 	return true;
+}
+
+struct ynode__pair {
+	struct ynode *key, *val;
+};
+
+static int ynode__pair_cmp(const void *a, const void *b)
+{
+	const struct ynode__pair *x = a, *y = b;
+	return strcmp(x->key->str, y->key->str);
+}
+
+void ynode_sort(struct ynode *n)
+{
+	if (!n || n->type == YNODE_SCALAR)
+		return;
+	if (n->type == YNODE_SEQ) {
+		for (size_t i = 0; i < n->n; i++)
+			ynode_sort(n->items[i]);
+		return;
+	}
+	/* items is key, value, key, value...: sort it as pairs. */
+	qsort(n->items, n->n, sizeof(struct ynode__pair), ynode__pair_cmp);
+	for (size_t i = 0; i < n->n; i++)
+		ynode_sort(ynode_map_val(n, i));
 }
 
 static void ynode__grow(struct ynode *n, size_t slots)
@@ -665,36 +692,48 @@ static int yaml__write(void *data, unsigned char *chunk, size_t size)
 }
 
 /* Whether a plain scalar with this text would read back as something other
- * than a string (YAML 1.1 as Kubernetes' decoder reads it). */
+ * than a string: YAML 1.1 booleans and nulls, and the int, float and
+ * timestamp forms of YAML 1.1 and 1.2 (what Kubernetes' decoders accept). */
+static const char *yaml__typed_patterns[] = {
+	"^[-+]?(0|[1-9][0-9_]*)$",
+	"^[-+]?0b[01_]+$",
+	"^[-+]?0[0-7_]+$",
+	"^[-+]?0o[0-7]+$",
+	"^[-+]?0x[0-9a-fA-F_]+$",
+	"^[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+$",
+	"^[-+]?([0-9][0-9_]*)?\\.[0-9_]*([eE][-+]?[0-9]+)?$",
+	"^[-+]?[0-9][0-9_]*([eE][-+]?[0-9]+)$",
+	"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\\.[0-9_]*$",
+	"^[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?([Tt ].*)?$",
+};
+static regex_t yaml__typed_re[ARRAY_SIZE(yaml__typed_patterns)];
+static pthread_once_t yaml__typed_once = PTHREAD_ONCE_INIT;
+
+static void yaml__typed_init(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(yaml__typed_patterns); i++)
+		if (regcomp(&yaml__typed_re[i], yaml__typed_patterns[i], REG_EXTENDED | REG_NOSUB))
+			abort();
+}
+
 static bool yaml__looks_typed(const char *s)
 {
 	static const char *words[] = {"", "~", "null", "Null", "NULL", "true", "True", "TRUE",
 				      "false", "False", "FALSE", "yes", "Yes", "YES", "no", "No",
 				      "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n",
 				      "N", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF",
-				      "-.inf", "-.Inf", "-.INF", "+.inf"};
+				      "-.inf", "-.Inf", "-.INF", "+.inf", "+.Inf", "+.INF", "<<", "="};
 	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
 		if (strcmp(s, words[i]) == 0)
 			return true;
-	/* Anything number-like: digits with sign, dot, exponent, 0x, _, :. */
-	const char *p = s;
-	if (*p == '+' || *p == '-')
-		p++;
-	if (!*p)
+	/* Only text that starts like a number can be one. */
+	if (!strchr("0123456789+-.", s[0]))
 		return false;
-	bool digit = false;
-	for (; *p; p++) {
-		if (*p >= '0' && *p <= '9')
-			digit = true;
-		else if (!strchr("._:eExXoabcdefABCDEF+-", *p))
-			return false;
-	}
-	if (!digit)
-		return false;
-	/* Hex-looking words like "cafe" have no digit; "1e3", "0x1F", "1_000",
-	 * "12:30" (sexagesimal) and "1.5" all do and read as numbers. Words
-	 * like "abc1" are strings, but quoting them is harmless. */
-	return true;
+	pthread_once(&yaml__typed_once, yaml__typed_init);
+	for (size_t i = 0; i < ARRAY_SIZE(yaml__typed_patterns); i++)
+		if (regexec(&yaml__typed_re[i], s, 0, NULL, 0) == 0)
+			return true;
+	return false;
 }
 
 static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n)

@@ -46,6 +46,9 @@ void ynode_freep(struct ynode **n);
 #define cleanup_ynode __attribute__((cleanup(ynode_freep)))
 
 bool ynode_equal(const struct ynode *a, const struct ynode *b);
+/* Sorts the keys of every mapping under n by byte order, as kubectl prints
+ * objects (Go's JSON encoding of maps). */
+void ynode_sort(struct ynode *n);
 
 /* Mapping access. ynode_get() returns NULL if map is not a mapping or has no
  * such key. ynode_set() takes ownership of val and replaces an existing value

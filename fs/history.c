@@ -1,0 +1,368 @@
+/* history.c: the history writer (outbox -> git commits) over libgit2.
+ *
+ * Only the writer thread touches the repository after start, except
+ * history_foreach_head(), which is called before start. It never writes to
+ * the live store except to trim the outbox after a commit. */
+#include "history.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <git2.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define HISTORY_BATCH 4096	   /* outbox entries per commit at most */
+#define HISTORY_REPACK_EVERY 256   /* commits between incremental repacks */
+#define HISTORY_FULL_REPACK_EVERY 8 /* incremental repacks between full ones */
+
+struct history {
+	git_repository *repo;
+	char *gitdir;
+	struct store *store;
+	pthread_t thread;
+	bool started;
+	volatile bool stop;
+	pthread_mutex_t lock;
+	uint64_t rev; /* reached by HEAD; under lock */
+	unsigned commits_since_repack;
+	unsigned repacks;
+};
+
+extern char **environ;
+
+static int history__git_err(struct error **err, const char *what)
+{
+	const git_error *e = git_error_last();
+	return error_set(err, EIO, "history: %s: %s", what, e && e->message ? e->message : "failed");
+}
+
+static uint64_t history__trailer_rev(const char *msg)
+{
+	const char *p = msg ? strstr(msg, "\nCorral-Revision: ") : NULL;
+	return p ? strtoull(p + strlen("\nCorral-Revision: "), NULL, 10) : 0;
+}
+
+int history_open(const char *gitdir, struct store *store, struct history **out,
+		 struct error **err)
+{
+	git_libgit2_init();
+	/* Keep libgit2's object cache small: corral-fs has an RSS budget. */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(8 << 20));
+	struct history *h = xcalloc(1, sizeof(*h));
+	pthread_mutex_init(&h->lock, NULL);
+	h->store = store;
+	h->gitdir = xstrdup(gitdir);
+	if (git_repository_open_bare(&h->repo, gitdir) < 0) {
+		git_repository_init_options opts;
+		git_repository_init_options_init(&opts, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
+		opts.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH;
+		opts.initial_head = "main";
+		opts.description = "corral: the declared cluster state";
+		if (git_repository_init_ext(&h->repo, gitdir, &opts) < 0) {
+			int r = history__git_err(err, gitdir);
+			history_close(h);
+			return r;
+		}
+		git_config *cfg = NULL;
+		if (git_repository_config(&cfg, h->repo) == 0) {
+			/* corral packs the repository itself. */
+			git_config_set_int32(cfg, "gc.auto", 0);
+			git_config_free(cfg);
+		}
+	}
+	git_commit *head = NULL;
+	git_oid oid;
+	if (git_reference_name_to_id(&oid, h->repo, "HEAD") == 0 &&
+	    git_commit_lookup(&head, h->repo, &oid) == 0) {
+		h->rev = history__trailer_rev(git_commit_message(head));
+		git_commit_free(head);
+	}
+	/* What HEAD already holds never needs committing again. */
+	if (h->rev > 0 && store_outbox_trim(store, h->rev, err) < 0) {
+		history_close(h);
+		return -EIO;
+	}
+	*out = h;
+	return 0;
+}
+
+uint64_t history_revision(struct history *h)
+{
+	pthread_mutex_lock(&h->lock);
+	uint64_t r = h->rev;
+	pthread_mutex_unlock(&h->lock);
+	return r;
+}
+
+static int history__signature(git_signature **sig, const char *who, int64_t when_ns)
+{
+	/* who is "Name <email>"; anything else is taken as a name. */
+	cleanup_free char *name = NULL;
+	cleanup_free char *email = NULL;
+	const char *lt = strchr(who, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	if (lt && gt) {
+		size_t nl = (size_t)(lt - who);
+		while (nl > 0 && who[nl - 1] == ' ')
+			nl--;
+		name = xstrndup(who, nl);
+		email = xstrndup(lt + 1, (size_t)(gt - lt - 1));
+	} else {
+		name = xstrdup(who);
+		email = xasprintf("%s@localhost", who);
+	}
+	if (!*name) {
+		free(name);
+		name = xstrdup("unknown");
+	}
+	return git_signature_new(sig, name, email, (git_time_t)(when_ns / 1000000000), 0);
+}
+
+static void history__repack(struct history *h)
+{
+	const char *full[] = {"git", "--git-dir", h->gitdir, "-c", "pack.threads=1", "repack",
+			      "-a", "-d", "-q", NULL};
+	const char *incr[] = {"git", "--git-dir", h->gitdir, "-c", "pack.threads=1", "repack",
+			      "-d", "-q", NULL};
+	bool all = ++h->repacks % HISTORY_FULL_REPACK_EVERY == 0;
+	pid_t pid;
+	if (posix_spawnp(&pid, "git", NULL, NULL, (char **)(all ? full : incr), environ) != 0) {
+		log_warn("history: cannot run git repack");
+		return;
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		log_warn("history: git repack failed");
+	git_odb *odb;
+	if (git_repository_odb(&odb, h->repo) == 0) {
+		git_odb_refresh(odb);
+		git_odb_free(odb);
+	}
+}
+
+static int history__path_cmp(const void *a, const void *b)
+{
+	const git_tree_update *x = a, *y = b;
+	return strcmp(x->path, y->path);
+}
+
+/* Writes one commit holding entries e[0..n). */
+static int history__commit(struct history *h, struct store_outbox_entry *e, size_t n,
+			   struct error **err)
+{
+	git_oid head_oid, tree_oid, commit_oid;
+	git_commit *parent = NULL;
+	git_tree *base = NULL, *tree = NULL;
+	git_signature *author = NULL, *committer = NULL;
+	git_tree_update *up = xcalloc(n, sizeof(*up));
+	size_t nup = 0;
+	int r = -EIO;
+
+	if (git_reference_name_to_id(&head_oid, h->repo, "HEAD") == 0) {
+		if (git_commit_lookup(&parent, h->repo, &head_oid) < 0 ||
+		    git_commit_tree(&base, parent) < 0) {
+			history__git_err(err, "HEAD");
+			goto out;
+		}
+	} else {
+		git_treebuilder *tb;
+		git_oid empty;
+		if (git_treebuilder_new(&tb, h->repo, NULL) < 0 ||
+		    git_treebuilder_write(&empty, tb) < 0 ||
+		    git_tree_lookup(&base, h->repo, &empty) < 0) {
+			history__git_err(err, "empty tree");
+			goto out;
+		}
+		git_treebuilder_free(tb);
+	}
+	/* The last change of each path wins; removals of paths the tree does
+	 * not hold are dropped (libgit2 refuses them). */
+	for (size_t i = n; i-- > 0;) {
+		bool seen = false;
+		for (size_t j = 0; j < nup && !seen; j++)
+			seen = strcmp(up[j].path, e[i].path) == 0;
+		if (seen)
+			continue;
+		if (e[i].yaml) {
+			if (git_blob_create_from_buffer(&up[nup].id, h->repo, e[i].yaml,
+							strlen(e[i].yaml)) < 0) {
+				history__git_err(err, "blob");
+				goto out;
+			}
+			up[nup].action = GIT_TREE_UPDATE_UPSERT;
+			up[nup].filemode = GIT_FILEMODE_BLOB;
+		} else {
+			git_tree_entry *te;
+			if (git_tree_entry_bypath(&te, base, e[i].path) < 0)
+				continue;
+			git_tree_entry_free(te);
+			up[nup].action = GIT_TREE_UPDATE_REMOVE;
+		}
+		up[nup].path = e[i].path;
+		nup++;
+	}
+	qsort(up, nup, sizeof(*up), history__path_cmp);
+	if (git_tree_create_updated(&tree_oid, h->repo, base, nup, up) < 0 ||
+	    git_tree_lookup(&tree, h->repo, &tree_oid) < 0) {
+		history__git_err(err, "tree");
+		goto out;
+	}
+	uint64_t last = e[n - 1].rv;
+	if (parent && git_oid_equal(&tree_oid, git_tree_id(base))) {
+		/* Nothing declared changed (a replay after a crash, or changes
+		 * that cancel out); the revision is still reached. */
+		r = 0;
+		goto reached;
+	}
+	cleanup_free char *msg = NULL;
+	if (n == 1) {
+		msg = xasprintf("%s\n\nCorral-Revision: %llu\n", e[0].message,
+				(unsigned long long)last);
+	} else {
+		size_t cap = 256 + 96 * (n < 64 ? n : 64), len = 0;
+		msg = xmalloc(cap);
+		len += (size_t)snprintf(msg, cap, "%zu changes, revisions %llu to %llu\n\n", n,
+					(unsigned long long)e[0].rv, (unsigned long long)last);
+		for (size_t i = 0; i < n && i < 64; i++) {
+			cleanup_free char *line = xasprintf("- %s\n", e[i].message);
+			size_t l = strlen(line);
+			if (len + l + 64 >= cap)
+				msg = xrealloc(msg, cap = cap * 2 + l);
+			memcpy(msg + len, line, l + 1);
+			len += l;
+		}
+		cleanup_free char *tail = xasprintf("%s\nCorral-Revision: %llu\n",
+						    n > 64 ? "- ...\n" : "",
+						    (unsigned long long)last);
+		msg = xrealloc(msg, len + strlen(tail) + 1);
+		strcpy(msg + len, tail);
+	}
+	/* A batch mixes authors: it is corral's; one change is its writer's. */
+	if (history__signature(&author, n == 1 ? e[0].author : "corral <corral@localhost>",
+			       e[n - 1].when_ns) < 0 ||
+	    history__signature(&committer, "corral-fs <corral@localhost>", e[n - 1].when_ns) < 0) {
+		history__git_err(err, "signature");
+		goto out;
+	}
+	const git_commit *parents[1] = {parent};
+	if (git_commit_create(&commit_oid, h->repo, "HEAD", author, committer, NULL, msg, tree,
+			      parent ? 1 : 0, parents) < 0) {
+		history__git_err(err, "commit");
+		goto out;
+	}
+	r = 0;
+	if (++h->commits_since_repack >= HISTORY_REPACK_EVERY) {
+		h->commits_since_repack = 0;
+		history__repack(h);
+	}
+reached:
+	pthread_mutex_lock(&h->lock);
+	h->rev = last;
+	pthread_mutex_unlock(&h->lock);
+out:
+	free(up);
+	git_signature_free(author);
+	git_signature_free(committer);
+	git_tree_free(tree);
+	git_tree_free(base);
+	git_commit_free(parent);
+	return r;
+}
+
+static void *history__run(void *arg)
+{
+	struct history *h = arg;
+	while (!h->stop) {
+		uint64_t seen = store_revision(h->store);
+		struct store_outbox_entry *e = NULL;
+		size_t n = 0;
+		struct error *err = NULL;
+		if (store_outbox_read(h->store, HISTORY_BATCH, &e, &n, &err) < 0 ||
+		    (n > 0 && history__commit(h, e, n, &err) < 0) ||
+		    (n > 0 && store_outbox_trim(h->store, e[n - 1].rv, &err) < 0)) {
+			log_error("%s", err ? err->msg : "history: failed");
+			error_free(err);
+			store_outbox_free(e, n);
+			store_outbox_wait(h->store, UINT64_MAX - 1, 1000); /* back off */
+			continue;
+		}
+		store_outbox_free(e, n);
+		if (n == 0)
+			store_outbox_wait(h->store, seen, 1000);
+	}
+	return NULL;
+}
+
+int history_start(struct history *h, struct error **err)
+{
+	int rc = pthread_create(&h->thread, NULL, history__run, h);
+	if (rc != 0)
+		return error_set(err, rc, "history: cannot start the writer: %s", strerror(rc));
+	h->started = true;
+	return 0;
+}
+
+void history_close(struct history *h)
+{
+	if (!h)
+		return;
+	if (h->started) {
+		h->stop = true;
+		store_outbox_kick(h->store);
+		pthread_join(h->thread, NULL);
+	}
+	git_repository_free(h->repo);
+	pthread_mutex_destroy(&h->lock);
+	free(h->gitdir);
+	free(h);
+	git_libgit2_shutdown();
+}
+
+struct history__walk {
+	struct history *h;
+	int (*fn)(void *data, const char *path, const char *yaml, size_t len);
+	void *data;
+	int r;
+};
+
+static int history__walk_cb(const char *root, const git_tree_entry *te, void *payload)
+{
+	struct history__walk *w = payload;
+	if (git_tree_entry_type(te) != GIT_OBJECT_BLOB)
+		return 0;
+	git_blob *blob;
+	if (git_blob_lookup(&blob, w->h->repo, git_tree_entry_id(te)) < 0)
+		return 0;
+	cleanup_free char *path = xasprintf("%s%s", root, git_tree_entry_name(te));
+	size_t len = (size_t)git_blob_rawsize(blob);
+	cleanup_free char *text = xstrndup(git_blob_rawcontent(blob), len);
+	git_blob_free(blob);
+	w->r = w->fn(w->data, path, text, len);
+	return w->r < 0 ? -1 : 0;
+}
+
+int history_foreach_head(struct history *h,
+			 int (*fn)(void *data, const char *path, const char *yaml, size_t len),
+			 void *data, struct error **err)
+{
+	git_oid oid;
+	git_commit *c = NULL;
+	git_tree *t = NULL;
+	if (git_reference_name_to_id(&oid, h->repo, "HEAD") < 0)
+		return error_set(err, ENOENT, "history: %s has no commits", h->gitdir);
+	if (git_commit_lookup(&c, h->repo, &oid) < 0 || git_commit_tree(&t, c) < 0) {
+		git_commit_free(c);
+		return history__git_err(err, "HEAD");
+	}
+	struct history__walk w = {.h = h, .fn = fn, .data = data};
+	git_tree_walk(t, GIT_TREEWALK_PRE, history__walk_cb, &w);
+	git_tree_free(t);
+	git_commit_free(c);
+	return w.r < 0 ? error_set(err, -w.r, "history: restore failed") : 0;
+}

@@ -1,0 +1,170 @@
+/* main.c: corral-fs, the cluster as a FUSE filesystem.
+ *
+ *   corral-fs [-f] [-o OPTIONS] [--state DIR] [--config FILE] [--restore] MOUNTPOINT
+ *
+ * Reads top to bottom: options, mount, (daemonize), open the store and the
+ * history, build the tree, serve until unmounted or signalled, then undo
+ * in reverse order. */
+#include "history.h"
+#include "log.h"
+#include "ops.h"
+#include "store.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CORRAL_VERSION "0.1.0"
+
+struct options {
+	const char *state;
+	const char *config;
+	int restore;
+	int version;
+	int help;
+	int debug;
+};
+
+#define OPT(t, p) {t, offsetof(struct options, p), 1}
+static const struct fuse_opt option_spec[] = {
+	{"--state=%s", offsetof(struct options, state), 0},
+	{"--state %s", offsetof(struct options, state), 0},
+	{"--config=%s", offsetof(struct options, config), 0},
+	{"--config %s", offsetof(struct options, config), 0},
+	OPT("--restore", restore),
+	OPT("--version", version),
+	OPT("-V", version),
+	OPT("--help", help),
+	OPT("-h", help),
+	OPT("--verbose", debug),
+	FUSE_OPT_END,
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [-f] [-o OPTIONS] [--state DIR] [--config FILE] [--restore] MOUNTPOINT\n"
+	       "\n"
+	       "Serves the cluster state at MOUNTPOINT (usually /cluster).\n"
+	       "  -f                stay in the foreground\n"
+	       "  -d                FUSE debug output (implies -f)\n"
+	       "  -o OPTIONS        FUSE mount options (see mount.fuse3(8))\n"
+	       "  --state DIR       live store and history (default /var/lib/corral)\n"
+	       "  --config FILE     accepted for the common daemon options (default /etc/corral/corral.conf)\n"
+	       "  --restore         rebuild an empty live store from the history's last commit\n"
+	       "  --verbose         log every request's outcome\n"
+	       "  -V, --version     print the version\n"
+	       "See corral-fs(8) and corral-tree(5).\n",
+	       prog);
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct options opts = {0};
+	struct fuse_cmdline_opts fopts = {0};
+	struct fuse_session *se = NULL;
+	struct store *store = NULL;
+	struct history *hist = NULL;
+	struct fs *fs = NULL;
+	struct error *err = NULL;
+	int ret = 1;
+
+	log_set_ident("corral-fs");
+	if (fuse_opt_parse(&args, &opts, option_spec, NULL) < 0)
+		return 2;
+	if (opts.help) {
+		usage(argv[0]);
+		fuse_opt_free_args(&args);
+		return 0;
+	}
+	if (opts.version) {
+		printf("corral-fs %s (libfuse %s)\n", CORRAL_VERSION, fuse_pkgversion());
+		fuse_opt_free_args(&args);
+		return 0;
+	}
+	if (opts.debug)
+		log_set_level(LOG_DEBUG);
+	/* fuse_opt frees a replaced %s value, so defaults come after. */
+	const char *state_opt = opts.state ? opts.state : "/var/lib/corral";
+	if (fuse_parse_cmdline(&args, &fopts) != 0)
+		return 2;
+	if (!fopts.mountpoint) {
+		fprintf(stderr, "corral-fs: no mount point given (corral-fs --help)\n");
+		goto out_args;
+	}
+	/* Every user sees the cluster; the kernel checks modes. */
+	fuse_opt_add_arg(&args, "-oallow_other,default_permissions,fsname=corral,subtype=corral");
+
+	char state[PATH_MAX];
+	if (util_mkdir_p(state_opt, 0755) < 0 || !realpath(state_opt, state)) {
+		fprintf(stderr, "corral-fs: cannot use state folder %s: %s\n", state_opt,
+			strerror(errno));
+		goto out_args;
+	}
+	cleanup_free char *store_dir = xasprintf("%s/state", state);
+	cleanup_free char *git_dir = xasprintf("%s/history.git", state);
+
+	if (store_open(store_dir, &store, &err) < 0 ||
+	    history_open(git_dir, store, &hist, &err) < 0)
+		goto out_err;
+	if (opts.restore && fs_restore(store, hist, &err) < 0)
+		goto out_err;
+	fs = fs_new(store, git_dir);
+	if (fs_load(fs, &err) < 0)
+		goto out_err;
+
+	se = fuse_session_new(&args, fs_ops(), sizeof(*fs_ops()), fs);
+	if (!se) {
+		error_set(&err, EINVAL, "cannot create the FUSE session");
+		goto out_err;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		error_set(&err, EIO, "cannot set signal handlers");
+		goto out_err;
+	}
+	if (fuse_session_mount(se, fopts.mountpoint) != 0) {
+		error_set(&err, EIO, "cannot mount %s", fopts.mountpoint);
+		goto out_signals;
+	}
+	/* Threads start after the fork of daemonizing; LMDB is opened before
+	 * it, but the parent only exits. */
+	fuse_daemonize(fopts.foreground);
+	if (fs_start(fs, se, &err) < 0 || history_start(hist, &err) < 0)
+		goto out_unmount;
+	log_info("serving %s (state %s)", fopts.mountpoint, state);
+
+	struct fuse_loop_config *lc = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_clone_fd(lc, fopts.clone_fd);
+	fuse_loop_cfg_set_max_threads(lc, fopts.max_threads ? fopts.max_threads : 16);
+	fuse_loop_cfg_set_idle_threads(lc, fopts.max_idle_threads > 0 ? (unsigned)fopts.max_idle_threads : 10);
+	ret = fopts.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, lc);
+	fuse_loop_cfg_destroy(lc);
+	ret = ret == 0 ? 0 : 1;
+	log_info("stopping");
+
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_err:
+	if (err) {
+		log_error("%s", err->msg);
+		error_free(err);
+		ret = 1;
+	}
+	if (se)
+		fuse_session_destroy(se);
+	history_close(hist);
+	fs_free(fs);
+	store_close(store);
+out_args:
+	free(fopts.mountpoint);
+	fuse_opt_free_args(&args);
+	free((char *)opts.state);
+	free((char *)opts.config);
+	return ret;
+}

@@ -1,0 +1,319 @@
+/* object.c: see object.h. */
+#include "object.h"
+#include "util.h"
+#include "validate.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+/* metadata fields the server owns: never declared, never taken from a
+ * write. */
+static const char *object__server_fields[] = {
+	"uid", "resourceVersion", "generation", "creationTimestamp", "selfLink",
+	"managedFields", "deletionTimestamp", "deletionGracePeriodSeconds",
+};
+
+void object_new_uid(char out[37])
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+		/* getrandom on Linux does not fail for 16 bytes once the pool
+		 * is up; fall back to something unique enough. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (unsigned char)((uint64_t)ts.tv_nsec >> (i % 8) ^ (uint64_t)rand());
+	}
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+		 b[12], b[13], b[14], b[15]);
+}
+
+void object_timestamp(int64_t unix_sec, char out[32])
+{
+	time_t t = (time_t)unix_sec;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static bool object__controller_owned(const struct ynode *obj)
+{
+	const struct ynode *refs = ynode_path(obj, "metadata.ownerReferences");
+	if (!refs || refs->type != YNODE_SEQ)
+		return false;
+	for (size_t i = 0; i < refs->n; i++) {
+		bool c = false;
+		if (ynode_bool(ynode_get(refs->items[i], "controller"), &c) == 0 && c)
+			return true;
+	}
+	return false;
+}
+
+/* The object as declared: no status, no server-set metadata. */
+static struct ynode *object__declared_tree(const struct ynode *obj)
+{
+	struct ynode *d = ynode_clone(obj);
+	ynode_del(d, "status");
+	struct ynode *md = ynode_get(d, "metadata");
+	if (md && md->type == YNODE_MAP)
+		for (size_t i = 0; i < ARRAY_SIZE(object__server_fields); i++)
+			ynode_del(md, object__server_fields[i]);
+	return d;
+}
+
+char *object_declared(const struct kind_info *k, const struct ynode *obj)
+{
+	if (!k->history || object__controller_owned(obj))
+		return NULL;
+	cleanup_ynode struct ynode *d = object__declared_tree(obj);
+	return yaml_emit(d, NULL);
+}
+
+bool object_in_history(const struct kind_info *k, const char *yaml, size_t len)
+{
+	if (!k->history)
+		return false;
+	cleanup_ynode struct ynode *obj = NULL;
+	if (!yaml || yaml_parse_one(yaml, len, &obj, NULL) < 0)
+		return false;
+	return !object__controller_owned(obj);
+}
+
+static char *object__lower(const char *s)
+{
+	char *l = xstrdup(s);
+	for (char *p = l; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return l;
+}
+
+static char *object__where(const char *ns, const char *name)
+{
+	return ns ? xasprintf("%s/%s", ns, name) : xstrdup(name);
+}
+
+char *object_delete_message(const struct kind_info *k, const char *ns, const char *name)
+{
+	cleanup_free char *kind = object__lower(k->kind);
+	cleanup_free char *where = object__where(ns, name);
+	return xasprintf("delete %s %s", kind, where);
+}
+
+/* Collects up to max paths where a and b differ. */
+static void object__diff(const struct ynode *a, const struct ynode *b, const char *prefix,
+			 char **paths, size_t *n, size_t max, size_t *more)
+{
+	if (ynode_equal(a, b))
+		return;
+	if (a && b && a->type == YNODE_MAP && b->type == YNODE_MAP) {
+		for (int pass = 0; pass < 2; pass++) {
+			const struct ynode *x = pass ? b : a, *y = pass ? a : b;
+			for (size_t i = 0; i < x->n; i++) {
+				const char *key = ynode_map_key(x, i)->str;
+				if (pass && ynode_get(y, key))
+					continue; /* seen in the first pass */
+				cleanup_free char *p = *prefix ? xasprintf("%s.%s", prefix, key)
+							      : xstrdup(key);
+				object__diff(ynode_get(a, key), ynode_get(b, key), p, paths, n, max,
+					     more);
+			}
+		}
+		return;
+	}
+	if (a && b && a->type == YNODE_SEQ && b->type == YNODE_SEQ && a->n == b->n) {
+		for (size_t i = 0; i < a->n; i++) {
+			cleanup_free char *p = xasprintf("%s[%zu]", prefix, i);
+			object__diff(a->items[i], b->items[i], p, paths, n, max, more);
+		}
+		return;
+	}
+	if (*n < max)
+		paths[(*n)++] = xstrdup(prefix);
+	else
+		(*more)++;
+}
+
+static char *object__message(const struct kind_info *k, const char *ns, const char *name,
+			     const struct ynode *old_decl, const struct ynode *new_decl)
+{
+	cleanup_free char *kind = object__lower(k->kind);
+	cleanup_free char *where = object__where(ns, name);
+	if (!old_decl)
+		return xasprintf("create %s %s", kind, where);
+	char *paths[4];
+	size_t n = 0, more = 0;
+	object__diff(old_decl, new_decl, "", paths, &n, ARRAY_SIZE(paths), &more);
+	size_t cap = 64, len = 0;
+	char *fields = xcalloc(1, cap);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(paths[i]);
+		fields = xrealloc(fields, cap += l + 4);
+		len += (size_t)sprintf(fields + len, "%s%s", i ? ", " : "", paths[i]);
+		free(paths[i]);
+	}
+	char *msg = more ? xasprintf("update %s %s: %s and %zu more", kind, where, fields, more)
+			 : xasprintf("update %s %s: %s", kind, where, fields);
+	free(fields);
+	return msg;
+}
+
+int object_build(struct object_build *b, struct error **err)
+{
+	const struct kind_info *k = b->kind;
+	cleanup_ynode struct ynode *obj = NULL;
+	cleanup_ynode struct ynode *old = NULL;
+	int r;
+
+	if (b->len > OBJECT_MAX_BYTES)
+		return error_set(err, EFBIG, "the document is %zu bytes, over the limit of %d",
+				 b->len, OBJECT_MAX_BYTES);
+	if ((r = yaml_parse_one(b->text, b->len, &obj, err)) < 0)
+		return r;
+	if (obj->type != YNODE_MAP)
+		return error_set(err, EINVAL, "the document is not a mapping (an object needs apiVersion, kind and metadata)");
+	if (b->old_yaml && yaml_parse_one(b->old_yaml, b->old_len, &old, err) < 0) {
+		error_prefix(err, "the stored object does not parse");
+		return -EIO;
+	}
+
+	const char *kind = ynode_str(ynode_get(obj, "kind"));
+	const char *api = ynode_str(ynode_get(obj, "apiVersion"));
+	if (!kind || !*kind)
+		return error_set(err, EINVAL, "kind: Required value (this folder holds %s objects)", k->kind);
+	if (strcmp(kind, k->kind) != 0)
+		return error_set(err, EINVAL,
+				 "kind: Invalid value: \"%s\": this folder holds %s objects",
+				    kind, k->kind);
+	if (!api || !*api)
+		return error_set(err, EINVAL, "apiVersion: Required value (%s is %s)", k->kind,
+				 k->api_versions[0]);
+	if (!kinds_api_version_ok(k, api))
+		return error_set(err, EINVAL,
+				 "apiVersion: Unsupported value: \"%s\": %s is served as %s", api,
+				 k->kind, k->api_versions[0]);
+
+	struct ynode *md = ynode_get(obj, "metadata");
+	if (md && md->type != YNODE_MAP && !ynode_is_null(md))
+		return error_set(err, EINVAL, "metadata: Invalid value: must be a mapping");
+	md = ynode_get_map(obj, "metadata");
+	const struct ynode *name = ynode_get(md, "name");
+	if (name && (name->type != YNODE_SCALAR || strcmp(name->str, b->name) != 0))
+		return error_set(err, EINVAL,
+				 "metadata.name: Invalid value: \"%s\": does not match the file name \"%s.yaml\"",
+				    name->type == YNODE_SCALAR ? name->str : "(not a string)", b->name);
+	if (!name)
+		ynode_set(md, "name", ynode_new_str(b->name));
+	const struct ynode *ns = ynode_get(md, "namespace");
+	if (k->namespaced) {
+		if (ns && !ynode_is_null(ns) &&
+		    (ns->type != YNODE_SCALAR || strcmp(ns->str, b->ns) != 0))
+			return error_set(err, EINVAL,
+					 "metadata.namespace: Invalid value: \"%s\": the file is in namespace \"%s\"",
+					    ns->type == YNODE_SCALAR ? ns->str : "(not a string)", b->ns);
+		ynode_set(md, "namespace", ynode_new_str(b->ns));
+	} else if (ns && !ynode_is_null(ns) && !(ns->type == YNODE_SCALAR && ns->len == 0)) {
+		return error_set(err, EINVAL,
+				 "metadata.namespace: Forbidden: %s objects are not namespaced",
+				 k->kind);
+	} else {
+		ynode_del(md, "namespace");
+	}
+
+	/* Optimistic concurrency: a written resourceVersion or uid must be the
+	 * stored one. */
+	const char *rv = ynode_str(ynode_get(md, "resourceVersion"));
+	if (rv && *rv) {
+		const char *old_rv = old ? ynode_path_str(old, "metadata.resourceVersion") : NULL;
+		if (!old_rv)
+			return error_set(err, EAGAIN,
+					 "metadata.resourceVersion: Conflict: \"%s\" was given but the object no longer exists",
+					 rv);
+		if (strcmp(rv, old_rv) != 0)
+			return error_set(err, EAGAIN,
+					 "metadata.resourceVersion: Conflict: the object has been modified (stored %s, written %s); read it again and apply your change to the latest version",
+					 old_rv, rv);
+	}
+	const char *uid = ynode_str(ynode_get(md, "uid"));
+	const char *old_uid = old ? ynode_path_str(old, "metadata.uid") : NULL;
+	if (uid && *uid && old_uid && strcmp(uid, old_uid) != 0)
+		return error_set(err, EAGAIN,
+				 "metadata.uid: Conflict: written %s but the stored object is %s (it was replaced)",
+				 uid, old_uid);
+
+	if ((r = validate_object(k, obj, old, err)) < 0)
+		return r;
+
+	/* Server-set fields come from the stored object, or are made now. */
+	md = ynode_get_map(obj, "metadata");
+	for (size_t i = 0; i < ARRAY_SIZE(object__server_fields); i++)
+		ynode_del(md, object__server_fields[i]);
+	char ubuf[37], tbuf[32];
+	if (old_uid) {
+		ynode_set(md, "uid", ynode_new_str(old_uid));
+	} else {
+		object_new_uid(ubuf);
+		ynode_set(md, "uid", ynode_new_str(ubuf));
+	}
+	const char *ctime = old ? ynode_path_str(old, "metadata.creationTimestamp") : NULL;
+	if (!ctime) {
+		object_timestamp(time(NULL), tbuf);
+		ctime = tbuf;
+	}
+	ynode_set(md, "creationTimestamp", ynode_new_str(ctime));
+	/* A placeholder, so that the store sets it in its sorted place. */
+	ynode_set(md, "resourceVersion", ynode_new_str("0"));
+	if (!ynode_get(obj, "status") && old && ynode_get(old, "status"))
+		ynode_set(obj, "status", ynode_clone(ynode_get(old, "status")));
+	ynode_sort(obj);
+
+	/* generation counts changes of what was declared beyond metadata. */
+	cleanup_ynode struct ynode *new_decl = object__declared_tree(obj);
+	cleanup_ynode struct ynode *old_decl = old ? object__declared_tree(old) : NULL;
+	if (ynode_get(obj, "spec")) {
+		long long gen = 1;
+		if (old && ynode_int(ynode_path(old, "metadata.generation"), &gen) < 0)
+			gen = 1;
+		if (old) {
+			struct ynode *a = ynode_clone(new_decl), *c = ynode_clone(old_decl);
+			ynode_del(a, "metadata");
+			ynode_del(c, "metadata");
+			if (!ynode_equal(a, c))
+				gen++;
+			ynode_free(a);
+			ynode_free(c);
+		}
+		ynode_set(md, "generation", ynode_new_int(gen));
+		ynode_sort(md);
+	}
+
+	bool declared = k->history && !object__controller_owned(obj);
+	bool was_declared = old && k->history && !object__controller_owned(old);
+	if (declared && !(was_declared && ynode_equal(old_decl, new_decl))) {
+		b->declared = yaml_emit(new_decl, NULL);
+		b->message = object__message(k, b->ns, b->name, was_declared ? old_decl : NULL,
+					     new_decl);
+	} else if (!declared && was_declared) {
+		/* Taken over by a controller: it leaves the declared tree. */
+		b->message = object_delete_message(k, b->ns, b->name);
+	}
+	b->obj = steal_pointer(&obj);
+	return 0;
+}
+
+void object_build_clear(struct object_build *b)
+{
+	ynode_free(b->obj);
+	free(b->declared);
+	free(b->message);
+	b->obj = NULL;
+	b->declared = NULL;
+	b->message = NULL;
+}

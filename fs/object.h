@@ -1,0 +1,52 @@
+/* object.h: from what a user wrote to what the store keeps.
+ *
+ * object_build() parses a write, checks it belongs where it was written,
+ * validates and defaults it for its kind, carries the server-set metadata
+ * (uid, creationTimestamp, generation) and the status over from the stored
+ * object, and works out the declared form and a commit message for the
+ * history. It does no I/O: the caller reads the old object and stores the
+ * new one. */
+#ifndef CORRAL_FS_OBJECT_H
+#define CORRAL_FS_OBJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "kinds.h"
+#include "ynode.h"
+
+#define OBJECT_MAX_BYTES (1536 * 1024) /* as etcd's request limit */
+
+struct object_build {
+	/* In. */
+	const struct kind_info *kind;
+	const char *ns;	      /* NULL for cluster-scoped kinds */
+	const char *name;     /* from the file name */
+	const char *text;     /* what was written */
+	size_t len;
+	const char *old_yaml; /* the stored object, NULL on create */
+	size_t old_len;
+	/* Out. */
+	struct ynode *obj;    /* to store (resourceVersion set by the store) */
+	char *declared;	      /* declared form for the history, or NULL */
+	char *message;	      /* commit message, when declared is set */
+};
+
+int object_build(struct object_build *b, struct error **err);
+void object_build_clear(struct object_build *b);
+
+/* The declared form of a stored object, or NULL when the object is not the
+ * history's (status-only kinds, controller-owned objects). */
+char *object_declared(const struct kind_info *k, const struct ynode *obj);
+/* "delete pod dev/web" */
+char *object_delete_message(const struct kind_info *k, const char *ns, const char *name);
+/* Whether an object with this text belongs to the history. */
+bool object_in_history(const struct kind_info *k, const char *yaml, size_t len);
+/* A new random UUID (version 4) in its text form, 36 characters + NUL. */
+void object_new_uid(char out[37]);
+/* RFC 3339 UTC time, as Kubernetes writes timestamps. */
+void object_timestamp(int64_t unix_sec, char out[32]);
+
+#endif

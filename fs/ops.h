@@ -1,0 +1,45 @@
+/* ops.h: corral-fs's FUSE operations (low-level API) over the tree, the
+ * store and the history.
+ *
+ * Caching: entries and attributes are cached by the kernel for FS_TTL
+ * seconds, and object contents across opens (keep_cache). That is safe
+ * because every change reaches the store through this mount: the kernel
+ * sees each create, unlink and rename itself, and where the stored result
+ * differs from what the kernel saw (a write is normalized when it is
+ * committed, a rename commits the file it moves), the handler invalidates
+ * the inode before it replies, so that no reader sees stale bytes after
+ * the inotify event. Invalidations that would need a folder lock the
+ * kernel holds during the current request (a namespace's folder and its
+ * Namespace file leave together) go through a notifier thread instead.
+ * .errors is read with direct I/O and no attribute cache. */
+#ifndef CORRAL_FS_OPS_H
+#define CORRAL_FS_OPS_H
+
+#define FUSE_USE_VERSION 35
+#include <fuse_lowlevel.h>
+
+#include "error.h"
+#include "history.h"
+#include "store.h"
+
+#define FS_TTL 3600.0
+#define FS_ERRORS_MAX 100
+#define FS_SCRATCH_FILE_MAX (16 << 20)
+#define FS_SCRATCH_TOTAL_MAX (256 << 20)
+
+struct fs;
+
+struct fs *fs_new(struct store *store, const char *gitdir);
+/* Builds the tree from the store; on an empty store, makes the default
+ * namespaces. */
+int fs_load(struct fs *fs, struct error **err);
+const struct fuse_lowlevel_ops *fs_ops(void);
+/* Starts the notifier once the session exists. */
+int fs_start(struct fs *fs, struct fuse_session *se, struct error **err);
+void fs_free(struct fs *fs);
+
+/* Fills an empty store from the history's last commit (declared objects;
+ * status and controller-owned objects are made again by their owners). */
+int fs_restore(struct store *store, struct history *h, struct error **err);
+
+#endif

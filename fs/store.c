@@ -1,0 +1,489 @@
+/* store.c: the live store over LMDB, with group commit and the outbox.
+ *
+ * Writers queue their changes; the first writer to find no committer at
+ * work becomes the committer, takes every queued change into one write
+ * transaction, commits it (LMDB fsyncs at commit) and wakes the others.
+ * So concurrent writers share one fsync, and a change is durable before
+ * store_apply() returns. No lock of ours is held during the commit's I/O
+ * except the queue's leadership, which writers only wait on.
+ *
+ * Record layout (objects db): 16-byte header (rv, mtime in ns, both
+ * little-endian uint64) followed by the YAML text. Outbox db: key is the rv
+ * big-endian (so cursor order is revision order), value is the NUL-separated
+ * fields path, author, message, mtime, then the YAML ("" and a flag for
+ * deletions). This file must never know about kinds or validation. */
+#include "store.h"
+#include "util.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define STORE_MAP_SIZE (8ULL << 30) /* sparse; the file grows as used */
+
+struct store__req {
+	struct store_change *c;
+	int result;
+	struct error *err;
+	bool done;
+	struct store__req *next;
+};
+
+struct store {
+	MDB_env *env;
+	MDB_dbi objects, outbox, meta;
+	uint64_t rev; /* last committed revision; under lock */
+
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;   /* a batch finished */
+	pthread_cond_t outbox_cond; /* the outbox grew */
+	struct store__req *queue, **queue_tail;
+	bool committing;
+	bool kicked;
+};
+
+static int store__mdb_err(struct error **err, int rc, const char *what)
+{
+	int status = rc == MDB_MAP_FULL ? ENOSPC : rc > 0 && rc < 200 ? rc : EIO;
+	return error_set(err, status, "store: %s: %s", what, mdb_strerror(rc));
+}
+
+static int64_t store__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void store__put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t store__get_le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void store__put_be64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (56 - 8 * i));
+}
+
+static uint64_t store__get_be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+int store_open(const char *dir, struct store **out, struct error **err)
+{
+	int r, rc;
+	if ((r = util_mkdir_p(dir, 0700)) < 0)
+		return error_set(err, -r, "store: cannot create %s: %s", dir, strerror(-r));
+	struct store *s = xcalloc(1, sizeof(*s));
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->done_cond, NULL);
+	pthread_cond_init(&s->outbox_cond, NULL);
+	s->queue_tail = &s->queue;
+	MDB_txn *txn = NULL;
+	if ((rc = mdb_env_create(&s->env)) != 0)
+		goto mdb_fail;
+	mdb_env_set_maxdbs(s->env, 4);
+	mdb_env_set_mapsize(s->env, STORE_MAP_SIZE);
+	mdb_env_set_maxreaders(s->env, 256);
+	/* NOTLS: read transactions are short and may run on any FUSE thread. */
+	if ((rc = mdb_env_open(s->env, dir, MDB_NOTLS, 0600)) != 0)
+		goto mdb_fail;
+	if ((rc = mdb_txn_begin(s->env, NULL, 0, &txn)) != 0)
+		goto mdb_fail;
+	if ((rc = mdb_dbi_open(txn, "objects", MDB_CREATE, &s->objects)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "outbox", MDB_CREATE, &s->outbox)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0)
+		goto mdb_fail;
+	MDB_val k = {.mv_size = 3, .mv_data = "rev"}, v;
+	rc = mdb_get(txn, s->meta, &k, &v);
+	if (rc == 0 && v.mv_size == 8)
+		s->rev = store__get_le64(v.mv_data);
+	else if (rc != MDB_NOTFOUND && rc != 0)
+		goto mdb_fail;
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		txn = NULL;
+		goto mdb_fail;
+	}
+	*out = s;
+	return 0;
+mdb_fail:
+	if (txn)
+		mdb_txn_abort(txn);
+	r = store__mdb_err(err, rc, dir);
+	store_close(s);
+	return r;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->env)
+		mdb_env_close(s->env);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->done_cond);
+	pthread_cond_destroy(&s->outbox_cond);
+	free(s);
+}
+
+uint64_t store_revision(struct store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	uint64_t rev = s->rev;
+	pthread_mutex_unlock(&s->lock);
+	return rev;
+}
+
+static int store__outbox_put(struct store *s, MDB_txn *txn, const struct store_change *c,
+			     struct error **err)
+{
+	char when[24];
+	snprintf(when, sizeof(when), "%lld", (long long)c->mtime_ns);
+	const char *fields[] = {c->history_path, c->author ? c->author : "corral <corral@localhost>",
+				c->message ? c->message : "", when,
+				c->history_yaml ? "1" : "0",
+				c->history_yaml ? c->history_yaml : ""};
+	size_t total = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		total += strlen(fields[i]) + 1;
+	unsigned char key[8];
+	store__put_be64(key, c->rv);
+	MDB_val k = {.mv_size = 8, .mv_data = key}, v = {.mv_size = total};
+	int rc = mdb_put(txn, s->outbox, &k, &v, MDB_RESERVE);
+	if (rc != 0)
+		return store__mdb_err(err, rc, "outbox");
+	char *p = v.mv_data;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		size_t l = strlen(fields[i]) + 1;
+		memcpy(p, fields[i], l);
+		p += l;
+	}
+	return 0;
+}
+
+/* Applies one change inside txn. A negative result with *fatal false only
+ * fails this change; with *fatal true the transaction is lost. */
+static int store__apply_one(struct store *s, MDB_txn *txn, uint64_t *rev,
+			    struct store_change *c, bool *fatal, struct error **err)
+{
+	MDB_val k = {.mv_size = strlen(c->key), .mv_data = (void *)c->key}, v;
+	int rc = mdb_get(txn, s->objects, &k, &v);
+	uint64_t cur_rv = 0;
+	if (rc == 0)
+		cur_rv = v.mv_size >= 16 ? store__get_le64(v.mv_data) : 0;
+	else if (rc != MDB_NOTFOUND)
+		return *fatal = true, store__mdb_err(err, rc, c->key);
+	if (!c->obj && rc == MDB_NOTFOUND)
+		return error_set(err, ENOENT, "%s: no such object", c->key);
+	if (cur_rv != c->expect_rv)
+		return error_set(err, EAGAIN, "%s: changed meanwhile (revision %llu, expected %llu)",
+				 c->key, (unsigned long long)cur_rv,
+				 (unsigned long long)c->expect_rv);
+	c->rv = *rev + 1;
+	c->mtime_ns = store__now_ns();
+	if (c->obj) {
+		char rvbuf[24];
+		snprintf(rvbuf, sizeof(rvbuf), "%llu", (unsigned long long)c->rv);
+		ynode_set(ynode_get_map(c->obj, "metadata"), "resourceVersion", ynode_new_str(rvbuf));
+		free(c->yaml);
+		c->yaml = yaml_emit(c->obj, &c->yaml_len);
+		v.mv_size = 16 + c->yaml_len;
+		if ((rc = mdb_put(txn, s->objects, &k, &v, MDB_RESERVE)) != 0)
+			return *fatal = true, store__mdb_err(err, rc, c->key);
+		store__put_le64(v.mv_data, c->rv);
+		store__put_le64((unsigned char *)v.mv_data + 8, (uint64_t)c->mtime_ns);
+		memcpy((char *)v.mv_data + 16, c->yaml, c->yaml_len);
+	} else if ((rc = mdb_del(txn, s->objects, &k, NULL)) != 0) {
+		return *fatal = true, store__mdb_err(err, rc, c->key);
+	}
+	if (c->history_path && store__outbox_put(s, txn, c, err) < 0)
+		return *fatal = true, -EIO;
+	*rev = c->rv;
+	return 0;
+}
+
+/* Commits one batch: the queue as it was when called. */
+static void store__commit_batch(struct store *s, struct store__req *batch, uint64_t rev)
+{
+	MDB_txn *txn = NULL;
+	struct error *fatal_err = NULL;
+	bool fatal = false, any = false;
+	int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+	if (rc != 0) {
+		store__mdb_err(&fatal_err, rc, "begin");
+		fatal = true;
+	}
+	uint64_t start_rev = rev;
+	for (struct store__req *q = batch; q && !fatal; q = q->next) {
+		q->result = store__apply_one(s, txn, &rev, q->c, &fatal, &q->err);
+		if (q->result == 0)
+			any = true;
+	}
+	if (!fatal && any) {
+		unsigned char buf[8];
+		store__put_le64(buf, rev);
+		MDB_val k = {.mv_size = 3, .mv_data = "rev"}, v = {.mv_size = 8, .mv_data = buf};
+		if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0 ||
+		    (rc = mdb_txn_commit(txn)) != 0) {
+			if (rc != 0 && txn && !fatal_err)
+				store__mdb_err(&fatal_err, rc, "commit");
+			fatal = true;
+		}
+		txn = NULL;
+	}
+	if (txn)
+		mdb_txn_abort(txn);
+	pthread_mutex_lock(&s->lock);
+	if (!fatal)
+		s->rev = rev;
+	for (struct store__req *q = batch; q; q = q->next) {
+		if (fatal) {
+			q->result = error_set(&q->err, fatal_err ? fatal_err->status : EIO, "%s",
+					      fatal_err ? fatal_err->msg : "store: commit failed");
+		}
+		q->done = true;
+	}
+	if (!fatal && rev != start_rev)
+		pthread_cond_broadcast(&s->outbox_cond);
+	pthread_cond_broadcast(&s->done_cond);
+	pthread_mutex_unlock(&s->lock);
+	error_free(fatal_err);
+}
+
+int store_apply(struct store *s, struct store_change *c, struct error **err)
+{
+	struct store__req req = {.c = c};
+	pthread_mutex_lock(&s->lock);
+	*s->queue_tail = &req;
+	s->queue_tail = &req.next;
+	while (!req.done) {
+		if (s->committing) {
+			pthread_cond_wait(&s->done_cond, &s->lock);
+			continue;
+		}
+		/* Lead: take everything queued so far into one transaction. */
+		s->committing = true;
+		struct store__req *batch = s->queue;
+		s->queue = NULL;
+		s->queue_tail = &s->queue;
+		uint64_t rev = s->rev;
+		pthread_mutex_unlock(&s->lock);
+		store__commit_batch(s, batch, rev);
+		pthread_mutex_lock(&s->lock);
+		s->committing = false;
+		pthread_cond_broadcast(&s->done_cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (req.result < 0) {
+		if (err && !*err)
+			*err = req.err;
+		else
+			error_free(req.err);
+	}
+	return req.result;
+}
+
+void store_record_clear(struct store_record *rec)
+{
+	free(rec->yaml);
+	memset(rec, 0, sizeof(*rec));
+}
+
+static void store__record_from(const MDB_val *v, bool with_yaml, struct store_record *rec)
+{
+	const unsigned char *p = v->mv_data;
+	memset(rec, 0, sizeof(*rec));
+	if (v->mv_size < 16)
+		return;
+	rec->rv = store__get_le64(p);
+	rec->mtime_ns = (int64_t)store__get_le64(p + 8);
+	rec->len = v->mv_size - 16;
+	if (with_yaml)
+		rec->yaml = xstrndup((const char *)p + 16, rec->len);
+}
+
+int store_get(struct store *s, const char *key, struct store_record *rec, struct error **err)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+	if (rc != 0)
+		return store__mdb_err(err, rc, "read");
+	MDB_val k = {.mv_size = strlen(key), .mv_data = (void *)key}, v;
+	rc = mdb_get(txn, s->objects, &k, &v);
+	if (rc == 0)
+		store__record_from(&v, true, rec);
+	mdb_txn_abort(txn);
+	if (rc == MDB_NOTFOUND)
+		return error_set(err, ENOENT, "%s: no such object", key);
+	if (rc != 0)
+		return store__mdb_err(err, rc, key);
+	return 0;
+}
+
+int store_foreach(struct store *s, bool with_yaml,
+		  int (*fn)(void *data, const char *key, const struct store_record *rec),
+		  void *data, struct error **err)
+{
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+	if (rc != 0)
+		return store__mdb_err(err, rc, "read");
+	if ((rc = mdb_cursor_open(txn, s->objects, &cur)) != 0) {
+		mdb_txn_abort(txn);
+		return store__mdb_err(err, rc, "cursor");
+	}
+	MDB_val k, v;
+	int r = 0;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && r == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		cleanup_free char *key = xstrndup(k.mv_data, k.mv_size);
+		struct store_record rec;
+		store__record_from(&v, with_yaml, &rec);
+		r = fn(data, key, &rec);
+		store_record_clear(&rec);
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return store__mdb_err(err, rc, "scan");
+	return r < 0 ? r : 0;
+}
+
+bool store_is_empty(struct store *s)
+{
+	MDB_txn *txn;
+	MDB_stat st = {0};
+	if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn) != 0)
+		return false;
+	mdb_stat(txn, s->objects, &st);
+	mdb_txn_abort(txn);
+	return st.ms_entries == 0;
+}
+
+int store_outbox_read(struct store *s, size_t max, struct store_outbox_entry **out,
+		      size_t *n, struct error **err)
+{
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	*out = NULL;
+	*n = 0;
+	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+	if (rc != 0)
+		return store__mdb_err(err, rc, "read");
+	if ((rc = mdb_cursor_open(txn, s->outbox, &cur)) != 0) {
+		mdb_txn_abort(txn);
+		return store__mdb_err(err, rc, "cursor");
+	}
+	struct store_outbox_entry *e = NULL;
+	size_t cnt = 0;
+	MDB_val k, v;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && cnt < max;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		const char *f[6];
+		const char *p = v.mv_data, *end = p + v.mv_size;
+		size_t nf = 0;
+		while (p < end && nf < 6) {
+			f[nf++] = p;
+			p += strnlen(p, (size_t)(end - p)) + 1;
+		}
+		if (k.mv_size != 8 || nf != 6)
+			continue; /* not ours; never written by this file */
+		e = xrealloc(e, sizeof(*e) * (cnt + 1));
+		struct store_outbox_entry *x = &e[cnt++];
+		x->rv = store__get_be64(k.mv_data);
+		x->path = xstrdup(f[0]);
+		x->author = xstrdup(f[1]);
+		x->message = xstrdup(f[2]);
+		x->when_ns = strtoll(f[3], NULL, 10);
+		x->yaml = f[4][0] == '1' ? xstrndup(f[5], (size_t)(end - f[5])) : NULL;
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	*out = e;
+	*n = cnt;
+	return 0;
+}
+
+void store_outbox_free(struct store_outbox_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].path);
+		free(e[i].yaml);
+		free(e[i].message);
+		free(e[i].author);
+	}
+	free(e);
+}
+
+int store_outbox_trim(struct store *s, uint64_t rv, struct error **err)
+{
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+	if (rc != 0)
+		return store__mdb_err(err, rc, "begin");
+	if ((rc = mdb_cursor_open(txn, s->outbox, &cur)) != 0) {
+		mdb_txn_abort(txn);
+		return store__mdb_err(err, rc, "cursor");
+	}
+	MDB_val k, v;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size == 8 && store__get_be64(k.mv_data) > rv)
+			break;
+		if ((rc = mdb_cursor_del(cur, 0)) != 0)
+			break;
+	}
+	mdb_cursor_close(cur);
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return store__mdb_err(err, rc, "trim");
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0)
+		return store__mdb_err(err, rc, "commit");
+	return 0;
+}
+
+void store_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (s->rev <= after_rv && !s->kicked)
+		if (pthread_cond_timedwait(&s->outbox_cond, &s->lock, &ts) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void store_outbox_kick(struct store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->kicked = true;
+	pthread_cond_broadcast(&s->outbox_cond);
+	pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,90 @@
+/* store.h: the live store: every object, with its status, in LMDB.
+ *
+ * An object is stored under its key, the path below the mount without
+ * ".yaml" ("namespaces/dev/pods/myweb", "nodes/n1", "namespaces/dev" for a
+ * Namespace). The store's revision counts changes; an object's
+ * resourceVersion is the revision that last wrote it. A change that enters
+ * the history is queued in the same transaction (the outbox), so a crash
+ * never loses a history entry. Writers that arrive together share one
+ * transaction and one fsync (group commit): store_apply() returns only when
+ * its change is durable. This interface is all corral-fs knows of LMDB, so
+ * that another store (etcd) can take its place. */
+#ifndef CORRAL_FS_STORE_H
+#define CORRAL_FS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ynode.h"
+
+struct store;
+
+struct store_change {
+	const char *key;
+	struct ynode *obj;	    /* what to store; NULL deletes; its
+				       metadata.resourceVersion is set here */
+	uint64_t expect_rv;	    /* the revision this change was built on;
+				       0: the key must not exist */
+	const char *history_path;   /* non-NULL: queue for the history */
+	const char *history_yaml;   /* declared form; NULL: a deletion */
+	const char *message;	    /* one line for `git log --oneline` */
+	const char *author;	    /* "name <email>" */
+	/* Results, set by store_apply(). */
+	uint64_t rv;		    /* the change's revision */
+	char *yaml;		    /* the stored text (malloc'd), not on delete */
+	size_t yaml_len;
+	int64_t mtime_ns;
+};
+
+struct store_record {
+	uint64_t rv;
+	int64_t mtime_ns;
+	char *yaml; /* malloc'd, NUL-terminated */
+	size_t len;
+};
+
+struct store_outbox_entry {
+	uint64_t rv;
+	char *path;    /* history path, "namespaces/dev/pods/myweb.yaml" */
+	char *yaml;    /* NULL: deleted */
+	char *message;
+	char *author;
+	int64_t when_ns;
+};
+
+int store_open(const char *dir, struct store **out, struct error **err);
+void store_close(struct store *s);
+
+/* Applies one change durably. -EAGAIN: the stored revision is no longer
+ * expect_rv (rebuild the change from the current object and retry);
+ * -ENOENT: deleting what is not there. */
+int store_apply(struct store *s, struct store_change *c, struct error **err);
+
+/* Reads one object; -ENOENT if absent. */
+int store_get(struct store *s, const char *key, struct store_record *rec,
+	      struct error **err);
+void store_record_clear(struct store_record *rec);
+
+/* Calls fn for every object in key order (without loading their text when
+ * with_yaml is false). Stops early if fn returns non-zero. */
+int store_foreach(struct store *s, bool with_yaml,
+		  int (*fn)(void *data, const char *key, const struct store_record *rec),
+		  void *data, struct error **err);
+
+uint64_t store_revision(struct store *s);
+bool store_is_empty(struct store *s);
+
+/* The outbox, oldest first, at most max entries. */
+int store_outbox_read(struct store *s, size_t max, struct store_outbox_entry **out,
+		      size_t *n, struct error **err);
+void store_outbox_free(struct store_outbox_entry *e, size_t n);
+/* Removes the entries up to and including rv. */
+int store_outbox_trim(struct store *s, uint64_t rv, struct error **err);
+/* Waits until the outbox may have entries after rv or timeout_ms passes. */
+void store_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms);
+/* Wakes every waiter (on shutdown). */
+void store_outbox_kick(struct store *s);
+
+#endif
