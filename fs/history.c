@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #define HISTORY_BATCH 4096	   /* outbox entries per commit at most */
 #define HISTORY_REPACK_EVERY 256   /* commits between incremental repacks */
@@ -275,26 +276,63 @@ out:
 	return r;
 }
 
+static int64_t history__now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How many of e[0..n) go into one commit: up to the first path that comes
+ * again, so that `git log -- path` shows every change of a file. */
+static size_t history__batch_len(const struct store_outbox_entry *e, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(e[i].path, e[j].path) == 0)
+				return i;
+	return n;
+}
+
 static void *history__run(void *arg)
 {
 	struct history *h = arg;
+	int64_t last_commit = 0, last_trim = history__now_ms();
+	uint64_t trimmed = history_revision(h);
 	while (!h->stop) {
 		uint64_t seen = store_revision(h->store);
+		uint64_t from = history_revision(h);
+		/* Under load, let changes gather a moment so that they share
+		 * commits instead of each rewriting the same trees. */
+		if (history__now_ms() - last_commit < 50)
+			store_outbox_wait(h->store, UINT64_MAX - 1, 20);
 		struct store_outbox_entry *e = NULL;
 		size_t n = 0;
 		struct error *err = NULL;
-		if (store_outbox_read(h->store, HISTORY_BATCH, &e, &n, &err) < 0 ||
-		    (n > 0 && history__commit(h, e, n, &err) < 0) ||
-		    (n > 0 && store_outbox_trim(h->store, e[n - 1].rv, &err) < 0)) {
-			log_error("%s", err ? err->msg : "history: failed");
-			error_free(err);
-			store_outbox_free(e, n);
-			store_outbox_wait(h->store, UINT64_MAX - 1, 1000); /* back off */
-			continue;
+		if (store_outbox_read(h->store, from, HISTORY_BATCH, &e, &n, &err) < 0)
+			goto fail;
+		size_t take = n ? history__batch_len(e, n) : 0;
+		if (take > 0) {
+			if (history__commit(h, e, take, &err) < 0)
+				goto fail;
+			last_commit = history__now_ms();
 		}
 		store_outbox_free(e, n);
+		uint64_t reached = history_revision(h);
+		if (reached > trimmed && (history__now_ms() - last_trim > 1000 || n == 0)) {
+			if (store_outbox_trim(h->store, reached, &err) < 0)
+				goto fail;
+			trimmed = reached;
+			last_trim = history__now_ms();
+		}
 		if (n == 0)
 			store_outbox_wait(h->store, seen, 1000);
+		continue;
+fail:
+		log_error("%s", err ? err->msg : "history: failed");
+		error_free(err);
+		store_outbox_free(e, n);
+		store_outbox_wait(h->store, UINT64_MAX - 1, 1000); /* back off */
 	}
 	return NULL;
 }

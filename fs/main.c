@@ -5,6 +5,7 @@
  * Reads top to bottom: options, mount, (daemonize), open the store and the
  * history, build the tree, serve until unmounted or signalled, then undo
  * in reverse order. */
+#include "config.h"
 #include "history.h"
 #include "log.h"
 #include "ops.h"
@@ -46,14 +47,14 @@ static const struct fuse_opt option_spec[] = {
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [-f] [-o OPTIONS] [--state DIR] [--config FILE] [--restore] MOUNTPOINT\n"
+	printf("usage: %s [-f] [-o OPTIONS] [--state DIR] [--config FILE] [--restore] [MOUNTPOINT]\n"
 	       "\n"
-	       "Serves the cluster state at MOUNTPOINT (usually /cluster).\n"
+	       "Serves the cluster state at MOUNTPOINT (default: mount in [fs], else /cluster).\n"
 	       "  -f                stay in the foreground\n"
 	       "  -d                FUSE debug output (implies -f)\n"
 	       "  -o OPTIONS        FUSE mount options (see mount.fuse3(8))\n"
 	       "  --state DIR       live store and history (default /var/lib/corral)\n"
-	       "  --config FILE     accepted for the common daemon options (default /etc/corral/corral.conf)\n"
+	       "  --config FILE     the [fs] section: state, mount, log-level (default /etc/corral/corral.conf)\n"
 	       "  --restore         rebuild an empty live store from the history's last commit\n"
 	       "  --verbose         log every request's outcome\n"
 	       "  -V, --version     print the version\n"
@@ -86,16 +87,36 @@ int main(int argc, char **argv)
 		fuse_opt_free_args(&args);
 		return 0;
 	}
+	/* The [fs] section of the config file; flags win over it. */
+	char *cfg_state = NULL, *cfg_mount = NULL, *cfg_level = NULL;
+	const struct config_key keys[] = {
+		{.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
+		{.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
+		{.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg_level, .def = "info"},
+		CONFIG_KEYS_END,
+	};
+	if (config_load(opts.config, "fs", keys, &err) < 0) {
+		fprintf(stderr, "corral-fs: %s\n", err->msg);
+		error_free(err);
+		config_free(keys);
+		return 2;
+	}
+	if (log_parse_level(cfg_level) < 0) {
+		fprintf(stderr, "corral-fs: log-level: unknown level \"%s\" (debug, info, warn, error)\n", cfg_level);
+		config_free(keys);
+		return 2;
+	}
+	log_set_level((enum log_level)log_parse_level(cfg_level));
 	if (opts.debug)
 		log_set_level(LOG_DEBUG);
 	/* fuse_opt frees a replaced %s value, so defaults come after. */
-	const char *state_opt = opts.state ? opts.state : "/var/lib/corral";
-	if (fuse_parse_cmdline(&args, &fopts) != 0)
+	const char *state_opt = opts.state ? opts.state : cfg_state;
+	if (fuse_parse_cmdline(&args, &fopts) != 0) {
+		config_free(keys);
 		return 2;
-	if (!fopts.mountpoint) {
-		fprintf(stderr, "corral-fs: no mount point given (corral-fs --help)\n");
-		goto out_args;
 	}
+	if (!fopts.mountpoint)
+		fopts.mountpoint = xstrdup(cfg_mount);
 	/* Every user sees the cluster; the kernel checks modes. */
 	fuse_opt_add_arg(&args, "-oallow_other,default_permissions,fsname=corral,subtype=corral");
 
@@ -139,7 +160,7 @@ int main(int argc, char **argv)
 
 	struct fuse_loop_config *lc = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_clone_fd(lc, fopts.clone_fd);
-	fuse_loop_cfg_set_max_threads(lc, fopts.max_threads ? fopts.max_threads : 16);
+	fuse_loop_cfg_set_max_threads(lc, fopts.max_threads > 0 && fopts.max_threads < 1000 ? fopts.max_threads : 64);
 	fuse_loop_cfg_set_idle_threads(lc, fopts.max_idle_threads > 0 ? (unsigned)fopts.max_idle_threads : 10);
 	ret = fopts.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, lc);
 	fuse_loop_cfg_destroy(lc);
@@ -164,6 +185,7 @@ out_err:
 out_args:
 	free(fopts.mountpoint);
 	fuse_opt_free_args(&args);
+	config_free(keys);
 	free((char *)opts.state);
 	free((char *)opts.config);
 	return ret;

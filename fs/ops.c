@@ -1480,7 +1480,14 @@ static int fs__commit_handle(fuse_req_t req, struct fs *fs, uint64_t ino, struct
 		pthread_mutex_unlock(&h->lock);
 		return 0;
 	}
-	cleanup_free char *text = xstrndup(h->buf ? h->buf : "", h->len);
+	if (h->len == 0) {
+		/* Nothing written yet: a shell closes the file it opened for a
+		 * redirection once before the command writes through its copy
+		 * of the descriptor. Committed, if ever, at a later close. */
+		pthread_mutex_unlock(&h->lock);
+		return 0;
+	}
+	cleanup_free char *text = xstrndup(h->buf, h->len);
 	size_t len = h->len;
 	h->dirty = false;
 	pthread_mutex_unlock(&h->lock);
@@ -1507,16 +1514,39 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
+	bool empty_write = h->write && h->dirty && h->len == 0;
 	fs__handle_free(h);
+	uint64_t dir_ino = 0;
+	cleanup_free char *gone = NULL;
+	cleanup_free char *path = NULL;
 	FS_LOCK_W(fs);
 	struct node *n = tree_by_ino(fs->tree, ino);
 	if (n) {
 		n->open_count--;
-		if (n->pending && !n->parent)
-			n->pending = false;
-		tree_forget(fs->tree, n, 0); /* frees it if nothing knows it */
+		if (empty_write && n->parent && n->open_count == 0) {
+			if (n->pending) {
+				/* Created and closed with nothing in it: no object. */
+				dir_ino = n->parent->ino;
+				gone = xstrdup(n->name);
+				tree_unlink(fs->tree, n);
+				n = tree_by_ino(fs->tree, ino);
+			} else {
+				path = fs__path(n);
+			}
+		}
+		if (n) {
+			if (n->pending && !n->parent)
+				n->pending = false;
+			tree_forget(fs->tree, n, 0); /* frees it if nothing knows it */
+		}
 	}
 	FS_UNLOCK(fs);
+	if (path) {
+		struct error e = {EINVAL, "an empty write was ignored: the object is unchanged (rm deletes an object)"};
+		fs__reject(fs, path, &e);
+	}
+	if (gone)
+		fs__inval_later(fs, dir_ino, gone);
 	fuse_reply_err(req, 0);
 }
 

@@ -379,8 +379,8 @@ bool store_is_empty(struct store *s)
 	return st.ms_entries == 0;
 }
 
-int store_outbox_read(struct store *s, size_t max, struct store_outbox_entry **out,
-		      size_t *n, struct error **err)
+int store_outbox_read(struct store *s, uint64_t after_rv, size_t max,
+		      struct store_outbox_entry **out, size_t *n, struct error **err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -395,8 +395,10 @@ int store_outbox_read(struct store *s, size_t max, struct store_outbox_entry **o
 	}
 	struct store_outbox_entry *e = NULL;
 	size_t cnt = 0;
-	MDB_val k, v;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && cnt < max;
+	unsigned char start[8];
+	store__put_be64(start, after_rv + 1);
+	MDB_val k = {.mv_size = 8, .mv_data = start}, v;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && cnt < max;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		const char *f[6];
 		const char *p = v.mv_data, *end = p + v.mv_size;
@@ -438,7 +440,9 @@ int store_outbox_trim(struct store *s, uint64_t rv, struct error **err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
-	int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+	/* One fsync (of the data pages) instead of two: the trim need not be
+	 * durable, only consistent. */
+	int rc = mdb_txn_begin(s->env, NULL, MDB_NOMETASYNC, &txn);
 	if (rc != 0)
 		return store__mdb_err(err, rc, "begin");
 	if ((rc = mdb_cursor_open(txn, s->outbox, &cur)) != 0) {

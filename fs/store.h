@@ -76,11 +76,12 @@ int store_foreach(struct store *s, bool with_yaml,
 uint64_t store_revision(struct store *s);
 bool store_is_empty(struct store *s);
 
-/* The outbox, oldest first, at most max entries. */
-int store_outbox_read(struct store *s, size_t max, struct store_outbox_entry **out,
-		      size_t *n, struct error **err);
+/* The outbox after revision after_rv, oldest first, at most max entries. */
+int store_outbox_read(struct store *s, uint64_t after_rv, size_t max,
+		      struct store_outbox_entry **out, size_t *n, struct error **err);
 void store_outbox_free(struct store_outbox_entry *e, size_t n);
-/* Removes the entries up to and including rv. */
+/* Removes the entries up to and including rv. Not made durable on its
+ * own: entries the history already holds are skipped by revision anyway. */
 int store_outbox_trim(struct store *s, uint64_t rv, struct error **err);
 /* Waits until the outbox may have entries after rv or timeout_ms passes. */
 void store_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms);

@@ -1,0 +1,173 @@
+#!/bin/bash
+# corral-fs end to end: real mount, real tools, real git, kill -9.
+. "$(dirname "$0")/lib.sh"
+start_fs
+P=$M/namespaces/dev
+
+cat >"$T/pod.yaml" <<'Y'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: myweb
+  labels: {name: myweb}
+spec:
+  containers:
+  - name: myweb
+    image: kubeguide/tomcat-app:v1
+    ports: [{containerPort: 8080}]
+Y
+pod() { sed "s/name: myweb$/name: $1/; s/{name: myweb}/{name: $1}/" "$T/pod.yaml"; }
+
+# ---- the tree ----
+check "default namespaces exist" test -d "$M/namespaces/default" -a -d "$M/namespaces/kube-system"
+check "cluster-scoped folders exist" test -d "$M/nodes" -a -d "$M/persistentvolumes"
+check "mkdir makes a namespace" mkdir "$P"
+check "a new namespace has its kind folders" test -d "$P/pods" -a -d "$P/deployments" -a -d "$P/services"
+check "the namespace object is a file" grep -q '^kind: Namespace' "$M/namespaces/dev.yaml"
+refute "mkdir outside namespaces/ is refused" mkdir "$M/nodes/x"
+refute "a bad namespace name is refused" mkdir "$M/namespaces/Bad_Name"
+
+# ---- write, read back normalized ----
+check "cp of a valid pod" cp "$T/pod.yaml" "$P/pods/myweb.yaml"
+check "read back with a uid" grep -q '^  uid: ' "$P/pods/myweb.yaml"
+check "read back with a resourceVersion" grep -q "^  resourceVersion: '[0-9]*'" "$P/pods/myweb.yaml"
+check "read back with a creationTimestamp" grep -q '^  creationTimestamp: ' "$P/pods/myweb.yaml"
+check "read back with the namespace" grep -q '^  namespace: dev' "$P/pods/myweb.yaml"
+check "defaults are filled in (restartPolicy)" grep -q 'restartPolicy: Always' "$P/pods/myweb.yaml"
+uid=$(sed -n 's/^  uid: //p' "$P/pods/myweb.yaml")
+
+# ---- sed -i, history ----
+check "sed -i works" sed -i 's/tomcat-app:v1/tomcat-app:v2/' "$P/pods/myweb.yaml"
+check "the edit is visible at once" grep -q 'tomcat-app:v2' "$P/pods/myweb.yaml"
+check "an update keeps the uid" grep -q "uid: $uid" "$P/pods/myweb.yaml"
+commits() { (cd "$M" && git log --oneline -- namespaces/dev/pods/myweb.yaml | wc -l); }
+if wait_for 5 test "$(commits)" = 2; then ok "git log in the mount: one commit per change"; else fail "git log shows $(commits) commits for the pod, want 2"; fi
+check "the commit message names the field" sh -c "cd '$M' && git log -1 --format=%s -- namespaces/dev/pods/myweb.yaml | grep -q 'update pod dev/myweb: spec.containers\[0\].image'"
+check "the writing user is the author" sh -c "cd '$M' && git log -1 --format=%an -- namespaces/dev/pods/myweb.yaml | grep -qx root"
+check "history blobs carry no server-set fields" sh -c "cd '$M' && ! git show HEAD:namespaces/dev/pods/myweb.yaml | grep -qE 'uid:|resourceVersion:|creationTimestamp:'"
+sed -i 's/\(image: .*\)/\1/' "$P/pods/myweb.yaml"
+sleep 0.3
+check "a write that changes nothing declared makes no commit" test "$(commits)" = 2
+
+# ---- rejections leave the object as it was ----
+before=$(cat "$P/pods/myweb.yaml")
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n\tname: x\n' >"$T/bad.yaml"
+refute "a tab-indented document is refused" cp "$T/bad.yaml" "$P/pods/myweb.yaml"
+check "the refused write left the pod as it was" test "$before" = "$(cat "$P/pods/myweb.yaml")"
+check ".errors names the file and the line" grep -q 'namespaces/dev/pods/myweb.yaml: line 4' "$M/.errors"
+sed 's/kind: Pod/kind: Service/' "$T/pod.yaml" >"$T/svc.yaml"
+refute "a Service written into pods/ is refused" cp "$T/svc.yaml" "$P/pods/myweb.yaml"
+check ".errors says why (kind)" grep -q 'kind: Invalid value: "Service"' "$M/.errors"
+refute "a name that differs from the file name is refused" cp "$T/pod.yaml" "$P/pods/other.yaml"
+check "the refused new file is not left behind" test ! -e "$P/pods/other.yaml"
+printf 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n' >"$T/bomb.yaml"
+refute "a YAML alias bomb is refused" cp "$T/bomb.yaml" "$P/pods/myweb.yaml"
+head -c 2000000 /dev/zero | tr '\0' 'a' >"$T/big.yaml"
+refute "a document over the size limit is refused" cp "$T/big.yaml" "$P/pods/myweb.yaml"
+check "after all that the pod is still as it was" test "$before" = "$(cat "$P/pods/myweb.yaml")"
+refute "a stale resourceVersion is a conflict" sh -c "sed 's/resourceVersion: .*/resourceVersion: \"1\"/' '$P/pods/myweb.yaml' > '$T/stale.yaml' && cp '$T/stale.yaml' '$P/pods/myweb.yaml'"
+check "the conflict is reported as such" grep -q 'Conflict' "$M/.errors"
+refute "objects cannot be renamed to another object name" mv "$P/pods/myweb.yaml" "$P/pods/other.yaml"
+refute ".errors is read-only" sh -c "echo x > '$M/.errors'"
+refute "a pod cannot be created in a missing namespace folder" cp "$T/pod.yaml" "$M/namespaces/nope/pods/myweb.yaml"
+
+# ---- editors and tools ----
+if timeout 20 vim -es -u NONE -c '%s/tomcat-app:v2/tomcat-app:v3/' -c 'wq' "$P/pods/myweb.yaml" </dev/null; then
+	check "vim saves" grep -q 'tomcat-app:v3' "$P/pods/myweb.yaml"
+else fail "vim saves"; fi
+check "vim's save keeps the uid" grep -q "uid: $uid" "$P/pods/myweb.yaml"
+# An editor's backup by rename, then the file written anew (vim, emacs).
+mv "$P/pods/myweb.yaml" "$P/pods/myweb.yaml~" && sed 's/tomcat-app:v3/tomcat-app:v4/' "$P/pods/myweb.yaml~" >"$P/pods/myweb.yaml" && rm "$P/pods/myweb.yaml~"
+check "save by backup-rename keeps the object (same uid)" grep -q "uid: $uid" "$P/pods/myweb.yaml"
+check "... with the new content" grep -q 'tomcat-app:v4' "$P/pods/myweb.yaml"
+for f in 4913 .myweb.yaml.swp 'myweb.yaml~' '#myweb.yaml#' sedAbC123; do echo scratch >"$P/pods/$f"; done
+check "scratch files are kept" test "$(cat "$P/pods/4913")" = scratch
+check "an emacs lock symlink can be made" ln -s 'root@host.1234:0' "$P/pods/.#myweb.yaml"
+n=$(cd "$M" && git log --oneline | wc -l)
+rm -f "$P/pods/4913" "$P/pods/.myweb.yaml.swp" "$P/pods/myweb.yaml~" "$P/pods/#myweb.yaml#" "$P/pods/sedAbC123" "$P/pods/.#myweb.yaml"
+sleep 0.3
+check "scratch files never enter the history" test "$(cd "$M" && git log --oneline | wc -l)" = "$n"
+check "scratch files are gone after rm" test "$(ls -A "$P/pods")" = myweb.yaml
+mkdir -p "$T/src"
+pod web1 >"$T/src/web1.yaml"
+pod web2 >"$T/src/web2.yaml"
+pod web3 >"$T/src/web3.yaml"
+pod web4 >"$T/src/web4.yaml"
+check "tar x into a kind folder" sh -c "tar -C '$T/src' -cf - web1.yaml | tar -C '$P/pods' -xf -"
+check "cp -a" cp -a "$T/src/web2.yaml" "$P/pods/"
+check "rsync" rsync "$T/src/web3.yaml" "$P/pods/"
+check "install" install -m 644 "$T/src/web4.yaml" "$P/pods/web4.yaml"
+cp "$T/src/web1.yaml" "$T/web5.yaml" && sed -i 's/web1/web5/' "$T/web5.yaml"
+check "mv from another filesystem" mv "$T/web5.yaml" "$P/pods/web5.yaml"
+check "all five are objects" sh -c "for i in 1 2 3 4 5; do grep -q uid: '$P/pods/web'\$i.yaml || exit 1; done"
+check "O_EXCL on an existing object fails" sh -c "set -C; ! echo x > '$P/pods/web1.yaml'"
+check "chmod, chown and touch are accepted" sh -c "chmod 600 '$P/pods/web1.yaml' && chown root '$P/pods/web1.yaml' && touch '$P/pods/web1.yaml' && chmod 644 '$P/pods/web1.yaml'"
+check "echo >> appends to an object" sh -c "echo '# note' >> '$P/pods/web2.yaml' && grep -q uid: '$P/pods/web2.yaml'"
+check "ls -l lists them" test "$(ls -l "$P/pods" | grep -c '\.yaml$')" = 6
+
+# ---- readers see every change, other users can read ----
+check "a second reader sees the stored bytes" cmp "$P/pods/web1.yaml" <(cat "$P/pods/web1.yaml")
+check "another user can read (allow_other)" su nobody -s /bin/sh -c "cat '$P/pods/web1.yaml'"
+refute "another user cannot write (default_permissions)" su nobody -s /bin/sh -c "cp '$T/src/web1.yaml' '$P/pods/web1.yaml'"
+check "another user can read .errors" su nobody -s /bin/sh -c "cat '$M/.errors'"
+
+# ---- inotify ----
+inotifywait -q -m -e close_write -e moved_to -e delete --format '%e %f' "$P/pods" >"$T/inotify.log" 2>&1 &
+IW=$!
+sleep 0.3
+cp "$T/src/web1.yaml" "$P/pods/web1.yaml"
+sed -i 's/v1/v1/' "$P/pods/web2.yaml"
+rm "$P/pods/web3.yaml"
+sleep 0.3
+kill $IW 2>/dev/null; wait $IW 2>/dev/null
+check "inotify sees a write closed" grep -q 'CLOSE_WRITE,CLOSE web1.yaml' "$T/inotify.log"
+check "inotify sees sed -i's rename" grep -q 'MOVED_TO web2.yaml' "$T/inotify.log"
+check "inotify sees a delete" grep -q 'DELETE web3.yaml' "$T/inotify.log"
+
+# ---- rm, rollback ----
+check "rm deletes" rm "$P/pods/web4.yaml"
+check "rm'd object is gone" test ! -e "$P/pods/web4.yaml"
+wait_for 5 sh -c "cd '$M' && git log -1 --format=%s | grep -q 'delete pod dev/web4'"
+check "the delete is in the history" sh -c "cd '$M' && git log --format=%s | grep -q 'delete pod dev/web4'"
+check "git show REV:path > path rolls back" sh -c "cd '$M' && git show HEAD~1:namespaces/dev/pods/web4.yaml > namespaces/dev/pods/web4.yaml"
+check "the rolled back object is there again" grep -q 'name: web4' "$P/pods/web4.yaml"
+refute "rmdir of a non-empty namespace is refused" rmdir "$P"
+mkdir "$M/namespaces/gone"
+cp "$T/src/web1.yaml" "$M/namespaces/gone/pods/web1.yaml"
+check "rm -r deletes a namespace" rm -r "$M/namespaces/gone"
+check "the namespace folder is gone" test ! -e "$M/namespaces/gone"
+check "the namespace object is gone" test ! -e "$M/namespaces/gone.yaml"
+
+# ---- kill -9 in the middle of a stream of writes ----
+mkdir "$M/namespaces/burst"
+(for i in $(seq 1 400); do
+	sed "s/name: myweb$/name: b$i/" "$T/pod.yaml" >"$M/namespaces/burst/pods/b$i.yaml" && echo "b$i"
+done) >"$T/acked" 2>/dev/null &
+W=$!
+sleep 1
+kill9_fs
+wait $W 2>/dev/null
+acked=$(wc -l <"$T/acked")
+start_fs
+lost=0
+while read -r n; do [ -e "$M/namespaces/burst/pods/$n.yaml" ] || lost=$((lost + 1)); done <"$T/acked"
+if [ "$acked" -gt 0 ] && [ "$lost" = 0 ]; then ok "kill -9: all $acked acknowledged writes survive"; else fail "kill -9: $lost of $acked acknowledged writes lost"; fi
+store_rev() { sed -n "s/^  resourceVersion: '\([0-9]*\)'/\1/p" "$M/namespaces/burst/pods/$(tail -1 "$T/acked").yaml"; }
+want=$(store_rev)
+if wait_for 20 sh -c "[ \"\$(git --git-dir='$S/history.git' log -1 --format=%B | sed -n 's/^Corral-Revision: //p')\" -ge $want ]"; then
+	ok "kill -9: the history catches up after the restart"
+else fail "kill -9: history at $(history_rev), want $want"; fi
+inhist=$(git --git-dir="$S/history.git" ls-tree --name-only HEAD namespaces/burst/pods/ | wc -l)
+if [ "$inhist" -ge "$acked" ]; then ok "kill -9: no acknowledged write is missing from the history"; else fail "kill -9: history holds $inhist of $acked"; fi
+
+# ---- restart and restore ----
+stop_fs
+start_fs
+check "a clean restart keeps everything" grep -q 'tomcat-app:v4' "$P/pods/myweb.yaml"
+stop_fs
+mv "$S/state" "$T/state.lost"
+start_fs --restore
+check "--restore rebuilds the live store from the history" grep -q 'tomcat-app:v4' "$P/pods/myweb.yaml"
+check "--restore brings back namespaces" test -d "$M/namespaces/burst/pods"
+
+[ "$FAILS" = 0 ]
