@@ -7,7 +7,7 @@ PKGS := fuse3 yaml-0.1 inih libgit2 lmdb
 B ?= build
 PREFIX ?= /usr/local
 CFLAGS ?= -O2 -g
-override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib -MMD -MP \
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -iquote lib -MMD -MP \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -18,6 +18,8 @@ FS_SRC := $(filter-out fs/main.c,$(wildcard fs/*.c))
 FS_OBJ := $(FS_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
 BINS := $(B)/corral-fs
@@ -36,7 +38,7 @@ endif
 
 .PHONY: all deps check unit integration asan fuzz bench install up down lint format clean
 
-all: $(BINS) $(UNIT_BIN)
+all: $(BINS) $(UNIT_BIN) $(TOOL_BIN)
 
 deps:
 	@scripts/deps.sh
@@ -57,7 +59,11 @@ $(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
 
 $(B)/tests/test_%: tests/unit/test_%.c $(FS_OBJ) $(B)/libcorral.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ifs -o $@ $< $(FS_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+	$(CC) $(CFLAGS) -iquote fs -o $@ $< $(FS_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+
+$(B)/tests/tools/%: tests/tools/%.c $(B)/libcorral.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libcorral.a $(LDLIBS)
 
 check: deps
 	$(MAKE) -j2 all

@@ -13,7 +13,6 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
-#define YNODE_WANTS_LIBYAML
 #include <yaml.h>
 
 /* ---- nodes ---- */
@@ -119,7 +118,9 @@ bool ynode_equal(const struct ynode *a, const struct ynode *b)
 	if (!a || !b || a->type != b->type || a->n != b->n)
 		return false;
 	if (a->type == YNODE_SCALAR)
-		return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+		return (a->len == b->len && memcmp(a->str, b->str, a->len) == 0) ||
+		       /* `a:` and `a: null` (what yaml_emit writes for it) */
+		       (ynode_is_null(a) && ynode_is_null(b));
 	if (a->type == YNODE_SEQ) {
 		for (size_t i = 0; i < a->n; i++)
 			if (!ynode_equal(a->items[i], b->items[i]))
@@ -345,6 +346,10 @@ struct yaml__parser {
 	size_t nanchors;
 	size_t budget; /* nodes left for this document */
 	int depth;
+	/* Nodes dropped from the tree (merge values, `<<` keys) that anchors
+	 * may still point into: freed with the anchors. */
+	struct ynode **dropped;
+	size_t ndropped;
 };
 
 static size_t ynode__count(const struct ynode *n)
@@ -356,6 +361,20 @@ static size_t ynode__count(const struct ynode *n)
 	return c;
 }
 
+/* Levels of sequences and mappings in n (0 for a scalar). */
+static int ynode__height(const struct ynode *n)
+{
+	int h = 0;
+	if (n->type == YNODE_SCALAR)
+		return 0;
+	for (size_t i = 0; i < ynode__slots(n); i++) {
+		int c = ynode__height(n->items[i]);
+		if (c > h)
+			h = c;
+	}
+	return h + 1;
+}
+
 static void yaml__anchors_reset(struct yaml__parser *yp)
 {
 	for (size_t i = 0; i < yp->nanchors; i++)
@@ -363,6 +382,18 @@ static void yaml__anchors_reset(struct yaml__parser *yp)
 	free(yp->anchors);
 	yp->anchors = NULL;
 	yp->nanchors = 0;
+	for (size_t i = 0; i < yp->ndropped; i++)
+		ynode_free(yp->dropped[i]);
+	free(yp->dropped);
+	yp->dropped = NULL;
+	yp->ndropped = 0;
+}
+
+/* Frees n once no alias can refer to it any more (at the document's end). */
+static void yaml__drop(struct yaml__parser *yp, struct ynode *n)
+{
+	yp->dropped = xrealloc(yp->dropped, sizeof(*yp->dropped) * (yp->ndropped + 1));
+	yp->dropped[yp->ndropped++] = n;
 }
 
 static void yaml__anchor_add(struct yaml__parser *yp, const yaml_char_t *name,
@@ -452,7 +483,7 @@ static int yaml__mapping(struct yaml__parser *yp, struct ynode *map, struct erro
 		}
 		if (!key->quoted && strcmp(key->str, "<<") == 0) {
 			/* YAML 1.1 merge key: applied after the explicit keys. */
-			ynode_free(key);
+			yaml__drop(yp, key);
 			if (val->type != YNODE_MAP && val->type != YNODE_SEQ) {
 				ynode_free(val);
 				r = error_set(err, EINVAL, "line %zu column %zu: merge key '<<' needs a mapping", line, col);
@@ -482,7 +513,7 @@ static int yaml__mapping(struct yaml__parser *yp, struct ynode *map, struct erro
 					if (merges[i]->items[j]->type == YNODE_MAP)
 						yaml__merge(map, merges[i]->items[j]);
 		}
-		ynode_free(merges[i]);
+		yaml__drop(yp, merges[i]);
 	}
 	free(merges);
 	return r;
@@ -542,6 +573,10 @@ static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev,
 				return error_set(err, EINVAL, "line %zu: alias *%s refers to a node that contains it", line, name);
 			if ((r = yaml__charge(yp, ynode__count(yp->anchors[i].node), line, err)) < 0)
 				return r;
+			/* A copy nests as deep as its anchor, below where it lands. */
+			if (yp->depth + ynode__height(yp->anchors[i].node) > YAML_MAX_DEPTH)
+				return error_set(err, EINVAL, "line %zu: alias *%s: nesting deeper than %d",
+						 line, name, YAML_MAX_DEPTH);
 			*out = ynode_clone(yp->anchors[i].node);
 			return 0;
 		}
@@ -736,7 +771,7 @@ static bool yaml__looks_typed(const char *s)
 	return false;
 }
 
-static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n)
+static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n, bool is_key)
 {
 	yaml_event_t ev;
 	if (n->type == YNODE_SCALAR) {
@@ -750,7 +785,8 @@ static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n)
 				style = YAML_LITERAL_SCALAR_STYLE;
 			else
 				style = YAML_ANY_SCALAR_STYLE;
-		} else if (len == 0) {
+		} else if (len == 0 && !is_key) {
+			/* (An empty key stays empty; libyaml quotes it.) */
 			text = "null";
 			len = 4;
 		}
@@ -763,7 +799,7 @@ static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n)
 		if (!yaml_emitter_emit(em, &ev))
 			return 0;
 		for (size_t i = 0; i < n->n; i++)
-			if (!yaml__emit_node(em, n->items[i]))
+			if (!yaml__emit_node(em, n->items[i], false))
 				return 0;
 		yaml_sequence_end_event_initialize(&ev);
 		return yaml_emitter_emit(em, &ev);
@@ -772,7 +808,7 @@ static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n)
 	if (!yaml_emitter_emit(em, &ev))
 		return 0;
 	for (size_t i = 0; i < 2 * n->n; i++)
-		if (!yaml__emit_node(em, n->items[i]))
+		if (!yaml__emit_node(em, n->items[i], i % 2 == 0))
 			return 0;
 	yaml_mapping_end_event_initialize(&ev);
 	return yaml_emitter_emit(em, &ev);
@@ -795,7 +831,7 @@ char *yaml_emit(const struct ynode *doc, size_t *len)
 	ok = yaml_emitter_emit(&em, &ev);
 	yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
 	ok = ok && yaml_emitter_emit(&em, &ev);
-	ok = ok && yaml__emit_node(&em, doc);
+	ok = ok && yaml__emit_node(&em, doc, false);
 	yaml_document_end_event_initialize(&ev, 1);
 	ok = ok && yaml_emitter_emit(&em, &ev);
 	yaml_stream_end_event_initialize(&ev);

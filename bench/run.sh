@@ -1,0 +1,271 @@
+#!/bin/bash
+# bench/run.sh BUILD_DIR: corral-fs against baselines measured in the same run.
+#
+# Starts a private corral-fs (its own state and mount in a temporary folder)
+# and a private tmpfs, drives both with bench/fsbench (built here with cc into
+# BUILD_DIR), and prints one table: metric, corral, baseline, ratio
+# (corral/baseline). See bench/README.md for what each figure means.
+# It asserts nothing about time; it fails only when it cannot measure.
+#
+# Knobs (environment): BENCH_OBJECTS (10000), BENCH_SECONDS per rate phase (5),
+# BENCH_GIT_CHANGES git CLI commits timed (500, or as many as fit in
+# BENCH_GIT_SECONDS, 45), BENCH_WAIT_MAX seconds to wait for the history (120),
+# BENCH_KEEP=1 keeps the temporary folder.
+set -u
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+[ $# -ge 1 ] || die "usage: bench/run.sh BUILD_DIR"
+[ -d "$1" ] || die "no build folder $1 (run make first)"
+B=$(cd "$1" && pwd)
+SRC=$(cd "$(dirname "$0")" && pwd)
+FS=$B/corral-fs
+FSB=$B/fsbench
+N=${BENCH_OBJECTS:-10000}
+SECS=${BENCH_SECONDS:-5}
+GITN=${BENCH_GIT_CHANGES:-500}
+GIT_SECS=${BENCH_GIT_SECONDS:-45}
+WAIT_MAX=${BENCH_WAIT_MAX:-120}
+
+[ -x "$FS" ] || die "no $FS (run make first)"
+[ "$(id -u)" = 0 ] || die "needs root (it mounts a tmpfs and a FUSE filesystem)"
+[ -c /dev/fuse ] || die "no /dev/fuse"
+for c in cc git fusermount3 du awk; do
+	command -v "$c" >/dev/null || die "needs $c"
+done
+cc -O2 -pthread -o "$FSB" "$SRC/fsbench.c" || die "cannot build fsbench"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/corral-bench.XXXXXX") || die "mktemp fails"
+MNT=$T/mnt
+TMPFS=$T/tmpfs
+STATE=$T/state
+HIST=$STATE/history.git
+mkdir -p "$MNT" "$TMPFS" "$STATE"
+FSPID=
+
+is_mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+alive() { [ -n "$FSPID" ] && kill -0 "$FSPID" 2>/dev/null; }
+
+cleanup() {
+	set +e
+	if alive; then
+		kill -TERM "$FSPID"
+		for _ in $(seq 50); do alive || break; sleep 0.1; done
+		alive && kill -KILL "$FSPID"
+	fi
+	[ -n "$FSPID" ] && wait "$FSPID" 2>/dev/null
+	is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
+	is_mounted "$TMPFS" && { umount "$TMPFS" 2>/dev/null || umount -l "$TMPFS"; }
+	if is_mounted "$MNT" || is_mounted "$TMPFS"; then
+		echo "bench: could not unmount everything; leaving $T" >&2
+	elif [ "${BENCH_KEEP:-0}" = 1 ]; then
+		echo "bench: kept $T" >&2
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+fs_failed() {
+	echo "bench: $*" >&2
+	echo "--- last lines of corral-fs's log:" >&2
+	tail -n 15 "$T/fs.log" >&2
+	exit 1
+}
+check_fs() { alive || fs_failed "corral-fs (pid $FSPID) is gone"; }
+
+now_ns() { date +%s%N; }
+# field "key=value key=value" KEY
+field() {
+	local kv
+	for kv in $1; do
+		case $kv in "$2="*) echo "${kv#*=}"; return 0 ;; esac
+	done
+	return 1
+}
+calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.3g", a / b }'; }
+
+# fsbench ARGS...: runs the load generator, echoes its figures line.
+fsbench() {
+	local out
+	out=$("$FSB" "$@") || { echo "bench: fsbench $* failed" >&2; return 1; }
+	local errs; errs=$(field "$out" errors)
+	[ "${errs:-0}" = 0 ] || echo "bench: fsbench $1 on ${3:-?}: $errs operations failed" >&2
+	echo "$out"
+}
+
+# head_revision: the Corral-Revision trailer of history.git's HEAD, or 0.
+head_revision() {
+	local r
+	r=$(git --git-dir="$HIST" log -1 --format=%B HEAD 2>/dev/null |
+		sed -n 's/^Corral-Revision: *\([0-9][0-9]*\).*/\1/p' | tail -n 1)
+	echo "${r:-0}"
+}
+# resource_version FILE: metadata.resourceVersion as read through the mount.
+resource_version() {
+	sed -En "s/^  resourceVersion: *[\"']?([0-9]+)[\"']? *\$/\\1/p" "$1" | head -n 1
+}
+# wait_history REV MAX: waits until HEAD's trailer reaches REV. Echoes the
+# time it reached it (ns since the epoch), or nothing after MAX seconds.
+wait_history() {
+	local rev=$1 deadline=$(($(now_ns) + $2 * 1000000000)) t
+	while :; do
+		t=$(now_ns)
+		if [ "$(head_revision)" -ge "$rev" ]; then echo "$t"; return 0; fi
+		[ "$t" -lt "$deadline" ] || return 1
+		check_fs
+		sleep 0.05
+	done
+}
+# settle FILE: lets the history catch up with the write of FILE before the
+# next phase, so that the history writer does not skew it.
+settle() {
+	local rv
+	rv=$(resource_version "$1")
+	[ -n "$rv" ] || return 0
+	wait_history "$rv" "$WAIT_MAX" >/dev/null ||
+		echo "bench: the history did not reach revision $rv within ${WAIT_MAX}s (now $(head_revision))" >&2
+}
+# ls_secs DIR: median of three timed `ls -l DIR`.
+ls_secs() {
+	local i t0 t1 s=""
+	for i in 1 2 3; do
+		t0=$(now_ns)
+		LC_ALL=C ls -l "$1" >/dev/null || return 1
+		t1=$(now_ns)
+		s="$s $((t1 - t0))"
+	done
+	# shellcheck disable=SC2086
+	printf '%s\n' $s | sort -n | sed -n 2p | awk '{ printf "%.4f", $1 / 1e9 }'
+}
+
+ROWS=()
+row() { ROWS+=("$1|$2|$3|$(ratio "$2" "$3")"); }
+
+# --- set up: corral-fs on a private mount, a tmpfs beside it -------------------
+"$FS" -f --state "$STATE" "$MNT" >"$T/fs.log" 2>&1 &
+FSPID=$!
+for _ in $(seq 200); do
+	[ -d "$MNT/namespaces" ] && is_mounted "$MNT" && break
+	alive || fs_failed "corral-fs exited before the mount was ready"
+	sleep 0.05
+done
+[ -d "$MNT/namespaces" ] || fs_failed "corral-fs did not mount within 10 s"
+mkdir "$MNT/namespaces/bench" || fs_failed "mkdir of a namespace fails"
+D=$MNT/namespaces/bench/configmaps
+[ -d "$D" ] || mkdir "$D" 2>/dev/null
+[ -d "$D" ] || fs_failed "no configmaps/ folder in a new namespace"
+
+mount -t tmpfs -o size=2g,mode=0755 corral-bench "$TMPFS" || die "cannot mount a tmpfs on $TMPFS"
+DT=$TMPFS/namespaces/bench/configmaps
+mkdir -p "$DT"
+
+echo "corral bench: $N objects, ${SECS}s per rate, $(nproc) cpus, $(uname -r), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "state and mount in $T"
+
+# --- a burst of N new objects, and the history's lag behind it ----------------
+echo "burst: $N new configmaps, 8 writers ..."
+c=$(fsbench write -d "$D" -n "$N" -t 8 -s "$WAIT_MAX" -p cm -N bench) || fs_failed "the burst failed"
+check_fs
+burst_ok=$(field "$c" ok)
+[ "$burst_ok" = "$N" ] || echo "bench: only $burst_ok of $N objects written in the burst" >&2
+burst_end=$(field "$c" end_ns)
+last=$(field "$c" last)
+rv=$(resource_version "$D/$last")
+[ -n "$rv" ] || fs_failed "no metadata.resourceVersion in $last as read through the mount"
+echo "burst ended at revision $rv (last close: $last); waiting for the history ..."
+lag=
+if reached=$(wait_history "$rv" "$WAIT_MAX"); then
+	lag=$(calc "($reached - $burst_end) / 1e9" 3)
+else
+	echo "bench: history.git's HEAD did not reach revision $rv within ${WAIT_MAX}s (now $(head_revision))" >&2
+fi
+hist_bytes=$(du -sb "$HIST" 2>/dev/null | cut -f1)
+hist_commits=$(git --git-dir="$HIST" rev-list --count HEAD 2>/dev/null || echo 0)
+burst_secs=$(field "$c" secs)
+
+t=$(fsbench write -d "$DT" -n "$N" -t 8 -p cm -N bench) || die "the tmpfs burst failed"
+row "creates/s, burst of $N new objects, 8 writers [tmpfs]" "$(field "$c" rate)" "$(field "$t" rate)"
+
+# --- writes with N objects present: every write replaces one of them ----------
+for th in 1 8; do
+	echo "writes: $th writer(s), ${SECS}s each ..."
+	c=$(fsbench write -d "$D" -n 1000000000 -r "$N" -t "$th" -s "$SECS" -p cm -N bench) ||
+		fs_failed "the $th-writer run failed"
+	check_fs
+	t=$(fsbench write -d "$DT" -n 1000000000 -r "$N" -t "$th" -s "$SECS" -p cm -N bench) ||
+		die "the $th-writer tmpfs run failed"
+	row "durable writes/s, $N present, $th writer(s) [tmpfs]" "$(field "$c" rate)" "$(field "$t" rate)"
+	settle "$D/$(field "$c" last)"
+done
+
+# --- reads of existing objects in a shuffled order ----------------------------
+for th in 1 8; do
+	echo "reads: $th reader(s), ${SECS}s each ..."
+	c=$(fsbench read -d "$D" -n 1000000000 -t "$th" -s "$SECS") || fs_failed "the $th-reader run failed"
+	check_fs
+	t=$(fsbench read -d "$DT" -n 1000000000 -t "$th" -s "$SECS") || die "the $th-reader tmpfs run failed"
+	row "files read/s, random order, $th reader(s) [tmpfs]" "$(field "$c" rate)" "$(field "$t" rate)"
+done
+
+# --- ls -l of the folder --------------------------------------------------------
+echo "ls -l ..."
+c=$(ls_secs "$D") || fs_failed "ls -l of the mount fails"
+t=$(ls_secs "$DT")
+row "ls -l of $N objects, s, median of 3 [tmpfs]" "$c" "$t"
+
+# --- memory ---------------------------------------------------------------------
+check_fs
+rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$FSPID/status")
+hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$FSPID/status")
+data=$(cat "$D"/*.yaml | wc -c)
+row "corral-fs RSS, MiB [objects as read back, MiB]" "$(calc "$rss / 1024" 1)" "$(calc "$data / 1048576" 1)"
+row "corral-fs peak RSS (VmHWM), MiB [same]" "$(calc "$hwm / 1024" 1)" "$(calc "$data / 1048576" 1)"
+
+# --- the git CLI, one commit per change, in a folder of N files ----------------
+echo "git CLI: $GITN commits, one per change, beside $N files ..."
+G=$T/gitcli
+GD=$G/namespaces/bench/configmaps
+mkdir -p "$GD"
+cp "$DT"/*.yaml "$GD"/
+export HOME=$T GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost \
+	GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+{ git -C "$G" init -q && git -C "$G" config gc.auto 0 &&
+	git -C "$G" add -A && git -C "$G" commit -q -m "$N objects"; } || die "git setup fails"
+g0=$(du -sb "$G/.git" | cut -f1)
+t0=$(now_ns)
+git_end=$((t0 + GIT_SECS * 1000000000))
+gitn=0
+for i in $(seq "$GITN"); do
+	[ "$(now_ns)" -lt "$git_end" ] || break
+	f=$GD/git-$i.yaml
+	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: git-%s\n  namespace: bench\n  labels:\n    app: fsbench\n    writer: "0"\ndata:\n  seq: "%s"\n  note: a small object written by the corral benchmark\n  payload: "0123456789abcdef0123456789abcdef0123456789abcdef"\n  padding: "fedcba9876543210fedcba9876543210fedcba9876543210"\n' "$i" "$i" >"$f"
+	{ git -C "$G" add "$f" && git -C "$G" commit -q -m "create configmap bench/git-$i"; } ||
+		die "git commit fails"
+	gitn=$i
+done
+t1=$(now_ns)
+g1=$(du -sb "$G/.git" | cut -f1)
+git_rate=$(calc "$gitn / (($t1 - $t0) / 1e9)" 1)
+git_secs=$(calc "$N / $git_rate" 1)
+git_bytes=$((g0 + (g1 - g0) * N / gitn))
+hist_rate=
+[ -n "$lag" ] && hist_rate=$(calc "$burst_ok / ($burst_secs + $lag)" 1)
+row "history lag after the burst, s [git CLI: $N commits, s]" "$lag" "$git_secs"
+row "history changes recorded/s [git CLI commits/s]" "$hist_rate" "$git_rate"
+row "history.git bytes after the burst [git CLI, extrapolated]" "$hist_bytes" "$git_bytes"
+check_fs
+
+# --- the table --------------------------------------------------------------------
+echo
+printf '%-60s %12s %12s %8s\n' "metric [baseline]" corral baseline ratio
+printf '%-60s %12s %12s %8s\n' "$(printf '%.0s-' $(seq 60))" ------------ ------------ --------
+for r in "${ROWS[@]}"; do
+	IFS='|' read -r m a b q <<<"$r"
+	printf '%-60s %12s %12s %8s\n' "$m" "${a:--}" "${b:--}" "$q"
+done
+echo "[baseline in brackets]; ratio = corral / baseline. history.git: $hist_commits commits for the"
+echo "burst's $burst_ok changes; the git CLI figures are from $gitn commits beside $N files."

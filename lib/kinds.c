@@ -1,0 +1,145 @@
+/* kinds.c: the table of object kinds corral knows. It only describes kinds;
+ * it never validates objects (fs/validate.c does) and holds no state.
+ *
+ * Old apiVersions are accepted where Kubernetes served the kind under them
+ * and seed manifests still carry them. kind_info.api_versions holds three
+ * versions and a NULL, so each kind keeps its canonical version plus the two
+ * old ones most often met in the wild:
+ *   Deployment        apps/v1, apps/v1beta1 (1.6-1.15), extensions/v1beta1
+ *                     (1.2-1.15); apps/v1beta2 (1.8-1.15, rarely written by
+ *                     hand) does not fit and is refused.
+ *   ReplicaSet,
+ *   DaemonSet         apps/v1, apps/v1beta2, extensions/v1beta1
+ *   StatefulSet       apps/v1, apps/v1beta1, apps/v1beta2
+ *   CronJob           batch/v1, batch/v1beta1 (1.8-1.24)
+ *   HPA               autoscaling/v1, autoscaling/v2, autoscaling/v2beta2
+ *   PDB               policy/v1, policy/v1beta1
+ *   NetworkPolicy     networking.k8s.io/v1, extensions/v1beta1
+ *   Ingress           networking.k8s.io/v1, networking.k8s.io/v1beta1,
+ *                     extensions/v1beta1 (the old backend shape)
+ *   Lease             coordination.k8s.io/v1, coordination.k8s.io/v1beta1
+ *   Event             v1, events.k8s.io/v1, events.k8s.io/v1beta1
+ * An object keeps the apiVersion it was written with; validate.c applies the
+ * rules of that version where they differ (an optional selector before
+ * apps/v1, the Ingress backend shape, HPA v1 against v2). */
+#include "kinds.h"
+#include "util.h"
+
+#include <string.h>
+
+static const struct kind_info kinds__table[] = {
+    /* cluster-scoped */
+    {"Namespace", "namespaces", {"v1"}, false, true},
+    {"Node", "nodes", {"v1"}, false, true},
+    {"PersistentVolume", "persistentvolumes", {"v1"}, false, true},
+
+    /* core, namespaced */
+    {"Pod", "pods", {"v1"}, true, true},
+    {"ReplicationController", "replicationcontrollers", {"v1"}, true, true},
+    {"Service", "services", {"v1"}, true, true},
+    {"Endpoints", "endpoints", {"v1"}, true, false},
+    {"ConfigMap", "configmaps", {"v1"}, true, true},
+    {"Secret", "secrets", {"v1"}, true, true},
+    {"PersistentVolumeClaim", "persistentvolumeclaims", {"v1"}, true, true},
+    {"ResourceQuota", "resourcequotas", {"v1"}, true, true},
+    {"ServiceAccount", "serviceaccounts", {"v1"}, true, true},
+    {"LimitRange", "limitranges", {"v1"}, true, true},
+    {"Event",
+     "events",
+     {"v1", "events.k8s.io/v1", "events.k8s.io/v1beta1"},
+     true,
+     false},
+
+    /* apps */
+    {"ReplicaSet",
+     "replicasets",
+     {"apps/v1", "apps/v1beta2", "extensions/v1beta1"},
+     true,
+     true},
+    {"Deployment",
+     "deployments",
+     {"apps/v1", "apps/v1beta1", "extensions/v1beta1"},
+     true,
+     true},
+    {"DaemonSet",
+     "daemonsets",
+     {"apps/v1", "apps/v1beta2", "extensions/v1beta1"},
+     true,
+     true},
+    {"StatefulSet",
+     "statefulsets",
+     {"apps/v1", "apps/v1beta1", "apps/v1beta2"},
+     true,
+     true},
+
+    /* batch, autoscaling, policy, networking, coordination */
+    {"Job", "jobs", {"batch/v1"}, true, true},
+    {"CronJob", "cronjobs", {"batch/v1", "batch/v1beta1"}, true, true},
+    {"HorizontalPodAutoscaler",
+     "horizontalpodautoscalers",
+     {"autoscaling/v1", "autoscaling/v2", "autoscaling/v2beta2"},
+     true,
+     true},
+    {"PodDisruptionBudget",
+     "poddisruptionbudgets",
+     {"policy/v1", "policy/v1beta1"},
+     true,
+     true},
+    {"NetworkPolicy",
+     "networkpolicies",
+     {"networking.k8s.io/v1", "extensions/v1beta1"},
+     true,
+     true},
+    {"Ingress",
+     "ingresses",
+     {"networking.k8s.io/v1", "networking.k8s.io/v1beta1",
+      "extensions/v1beta1"},
+     true,
+     true},
+    {"Lease",
+     "leases",
+     {"coordination.k8s.io/v1", "coordination.k8s.io/v1beta1"},
+     true,
+     false},
+};
+
+const struct kind_info *kinds_by_plural(const char *plural)
+{
+	if (!plural)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds__table); i++)
+		if (strcmp(kinds__table[i].plural, plural) == 0)
+			return &kinds__table[i];
+	return NULL;
+}
+
+const struct kind_info *kinds_by_kind(const char *kind)
+{
+	if (!kind)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds__table); i++)
+		if (strcmp(kinds__table[i].kind, kind) == 0)
+			return &kinds__table[i];
+	return NULL;
+}
+
+bool kinds_api_version_ok(const struct kind_info *k, const char *api_version)
+{
+	if (!k || !api_version)
+		return false;
+	for (size_t i = 0;
+	     i < ARRAY_SIZE(k->api_versions) && k->api_versions[i]; i++)
+		if (strcmp(k->api_versions[i], api_version) == 0)
+			return true;
+	return false;
+}
+
+size_t kinds_count(void)
+{
+	return ARRAY_SIZE(kinds__table);
+}
+
+const struct kind_info *kinds_at(size_t i)
+{
+	return i < ARRAY_SIZE(kinds__table) ? &kinds__table[i] : NULL;
+}
