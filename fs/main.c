@@ -158,12 +158,8 @@ int main(int argc, char **argv)
 		goto out_unmount;
 	log_info("serving %s (state %s)", fopts.mountpoint, state);
 
-	struct fuse_loop_config *lc = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_clone_fd(lc, fopts.clone_fd);
-	fuse_loop_cfg_set_max_threads(lc, fopts.max_threads > 0 && fopts.max_threads < 1000 ? fopts.max_threads : 64);
-	fuse_loop_cfg_set_idle_threads(lc, fopts.max_idle_threads > 0 ? (unsigned)fopts.max_idle_threads : 10);
-	ret = fopts.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, lc);
-	fuse_loop_cfg_destroy(lc);
+	/* One loop thread; the workers of ops.c take the writes. */
+	ret = fuse_session_loop(se);
 	ret = ret == 0 ? 0 : 1;
 	log_info("stopping");
 

@@ -45,6 +45,33 @@ struct fs {
 	pthread_mutex_t inval_lock;
 	pthread_cond_t inval_cond;
 	struct fs__inval *inval_head;
+
+	/* Workers: requests that write the store (and so wait for an fsync)
+	 * run here, so that the session loop keeps serving lookups and reads
+	 * and concurrent writers meet in one group commit. */
+	pthread_t workers[FS_WORKERS];
+	size_t nworkers;
+	pthread_mutex_t jobs_lock;
+	pthread_cond_t jobs_cond;
+	struct fs__job *jobs_head, **jobs_tail;
+};
+
+enum fs__op { FS_OP_SETATTR, FS_OP_MKDIR, FS_OP_RMDIR, FS_OP_UNLINK, FS_OP_RENAME, FS_OP_FLUSH,
+	       FS_OP_FSYNC };
+
+struct fs__job {
+	enum fs__op op;
+	fuse_req_t req;
+	fuse_ino_t ino, newparent;
+	char *name, *newname;
+	struct stat attr;
+	int to_set;
+	struct fuse_file_info fi;
+	bool has_fi;
+	mode_t mode;
+	unsigned int flags;
+	int datasync;
+	struct fs__job *next;
 };
 
 struct fs__handle {
@@ -597,7 +624,7 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 	return 0;
 }
 
-static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+static void fs__setattr_run(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
 	struct fs *fs = fs__of(req);
@@ -716,7 +743,7 @@ static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- namespaces ---- */
 
-static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+static void fs__mkdir_run(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	(void)mode;
 	struct fs *fs = fs__of(req);
@@ -837,7 +864,7 @@ static int fs__delete_namespace(fuse_req_t req, struct fs *fs, struct node *nsro
 	return 0;
 }
 
-static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+static void fs__rmdir_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = fs__of(req);
 	FS_LOCK_W(fs);
@@ -883,7 +910,7 @@ static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 /* ---- files ---- */
 
-static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+static void fs__unlink_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = fs__of(req);
 	struct fs__target t = {0};
@@ -1021,7 +1048,7 @@ static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	fuse_reply_err(req, EPERM);
 }
 
-static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
 	struct fs *fs = fs__of(req);
@@ -1494,14 +1521,14 @@ static int fs__commit_handle(fuse_req_t req, struct fs *fs, uint64_t ino, struct
 	return fs__commit_node(req, fs, ino, text, len);
 }
 
-static void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void fs__flush_run(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
 	fuse_reply_err(req, fs__commit_handle(req, fs, ino, h));
 }
 
-static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+static void fs__fsync_run(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)datasync;
 	struct fs *fs = fs__of(req);
@@ -1681,6 +1708,158 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 }
 
+/* ---- the workers ---- */
+
+static void fs__queue(struct fs *fs, struct fs__job *job)
+{
+	pthread_mutex_lock(&fs->jobs_lock);
+	job->next = NULL;
+	*fs->jobs_tail = job;
+	fs->jobs_tail = &job->next;
+	pthread_cond_signal(&fs->jobs_cond);
+	pthread_mutex_unlock(&fs->jobs_lock);
+}
+
+static void fs__run(struct fs__job *j)
+{
+	struct fuse_file_info *fi = j->has_fi ? &j->fi : NULL;
+	switch (j->op) {
+	case FS_OP_SETATTR:
+		fs__setattr_run(j->req, j->ino, &j->attr, j->to_set, fi);
+		break;
+	case FS_OP_MKDIR:
+		fs__mkdir_run(j->req, j->ino, j->name, j->mode);
+		break;
+	case FS_OP_RMDIR:
+		fs__rmdir_run(j->req, j->ino, j->name);
+		break;
+	case FS_OP_UNLINK:
+		fs__unlink_run(j->req, j->ino, j->name);
+		break;
+	case FS_OP_RENAME:
+		fs__rename_run(j->req, j->ino, j->name, j->newparent, j->newname, j->flags);
+		break;
+	case FS_OP_FLUSH:
+		fs__flush_run(j->req, j->ino, fi);
+		break;
+	case FS_OP_FSYNC:
+		fs__fsync_run(j->req, j->ino, j->datasync, fi);
+		break;
+	}
+}
+
+static void *fs__worker(void *arg)
+{
+	struct fs *fs = arg;
+	pthread_mutex_lock(&fs->jobs_lock);
+	for (;;) {
+		while (!fs->jobs_head && !fs->stopping)
+			pthread_cond_wait(&fs->jobs_cond, &fs->jobs_lock);
+		if (!fs->jobs_head)
+			break;
+		struct fs__job *j = fs->jobs_head;
+		fs->jobs_head = j->next;
+		if (!fs->jobs_head)
+			fs->jobs_tail = &fs->jobs_head;
+		pthread_mutex_unlock(&fs->jobs_lock);
+		fs__run(j);
+		free(j->name);
+		free(j->newname);
+		free(j);
+		pthread_mutex_lock(&fs->jobs_lock);
+	}
+	pthread_mutex_unlock(&fs->jobs_lock);
+	return NULL;
+}
+
+static struct fs__job *fs__job(enum fs__op op, fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct fs__job *j = xcalloc(1, sizeof(*j));
+	j->op = op;
+	j->req = req;
+	j->ino = ino;
+	j->name = name ? xstrdup(name) : NULL;
+	return j;
+}
+
+static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	if (!(to_set & FUSE_SET_ATTR_SIZE)) {
+		fs__setattr_run(req, ino, attr, to_set, fi);
+		return;
+	}
+	struct fs__job *j = fs__job(FS_OP_SETATTR, req, ino, NULL);
+	j->attr = *attr;
+	j->to_set = to_set;
+	if (fi) {
+		j->fi = *fi;
+		j->has_fi = true;
+	}
+	fs__queue(fs__of(req), j);
+}
+
+static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct fs__job *j = fs__job(FS_OP_MKDIR, req, parent, name);
+	j->mode = mode;
+	fs__queue(fs__of(req), j);
+}
+
+static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fs__queue(fs__of(req), fs__job(FS_OP_RMDIR, req, parent, name));
+}
+
+static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fs__queue(fs__of(req), fs__job(FS_OP_UNLINK, req, parent, name));
+}
+
+static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct fs__job *j = fs__job(FS_OP_RENAME, req, parent, name);
+	j->newparent = newparent;
+	j->newname = xstrdup(newname);
+	j->flags = flags;
+	fs__queue(fs__of(req), j);
+}
+
+/* Whether closing or syncing h has something to commit. */
+static bool fs__handle_pending(struct fs__handle *h)
+{
+	pthread_mutex_lock(&h->lock);
+	bool pending = h->write && h->dirty && h->len > 0;
+	pthread_mutex_unlock(&h->lock);
+	return pending;
+}
+
+static void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (!fs__handle_pending((struct fs__handle *)(uintptr_t)fi->fh)) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	struct fs__job *j = fs__job(FS_OP_FLUSH, req, ino, NULL);
+	j->fi = *fi;
+	j->has_fi = true;
+	fs__queue(fs__of(req), j);
+}
+
+static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	if (!fs__handle_pending((struct fs__handle *)(uintptr_t)fi->fh)) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	struct fs__job *j = fs__job(FS_OP_FSYNC, req, ino, NULL);
+	j->fi = *fi;
+	j->has_fi = true;
+	j->datasync = datasync;
+	fs__queue(fs__of(req), j);
+}
+
 static const struct fuse_lowlevel_ops fs__ops = {
 	.init = fs_init,
 	.lookup = fs_lookup,
@@ -1727,6 +1906,9 @@ struct fs *fs_new(struct store *store, const char *gitdir)
 	pthread_mutex_init(&fs->errors_lock, NULL);
 	pthread_mutex_init(&fs->inval_lock, NULL);
 	pthread_cond_init(&fs->inval_cond, NULL);
+	pthread_mutex_init(&fs->jobs_lock, NULL);
+	pthread_cond_init(&fs->jobs_cond, NULL);
+	fs->jobs_tail = &fs->jobs_head;
 	return fs;
 }
 
@@ -1815,6 +1997,11 @@ int fs_start(struct fs *fs, struct fuse_session *se, struct error **err)
 	if (rc != 0)
 		return error_set(err, rc, "cannot start the notifier: %s", strerror(rc));
 	fs->notifier_started = true;
+	for (; fs->nworkers < FS_WORKERS; fs->nworkers++) {
+		rc = pthread_create(&fs->workers[fs->nworkers], NULL, fs__worker, fs);
+		if (rc != 0)
+			return error_set(err, rc, "cannot start a worker: %s", strerror(rc));
+	}
 	return 0;
 }
 
@@ -1829,6 +2016,12 @@ void fs_free(struct fs *fs)
 		pthread_mutex_unlock(&fs->inval_lock);
 		pthread_join(fs->notifier, NULL);
 	}
+	pthread_mutex_lock(&fs->jobs_lock);
+	fs->stopping = true;
+	pthread_cond_broadcast(&fs->jobs_cond);
+	pthread_mutex_unlock(&fs->jobs_lock);
+	for (size_t i = 0; i < fs->nworkers; i++)
+		pthread_join(fs->workers[i], NULL);
 	while (fs->inval_head) {
 		struct fs__inval *n = fs->inval_head->next;
 		free(fs->inval_head->name);
@@ -1842,6 +2035,8 @@ void fs_free(struct fs *fs)
 	pthread_mutex_destroy(&fs->errors_lock);
 	pthread_mutex_destroy(&fs->inval_lock);
 	pthread_cond_destroy(&fs->inval_cond);
+	pthread_mutex_destroy(&fs->jobs_lock);
+	pthread_cond_destroy(&fs->jobs_cond);
 	free(fs);
 }
 

@@ -11,7 +11,14 @@
  * the inotify event. Invalidations that would need a folder lock the
  * kernel holds during the current request (a namespace's folder and its
  * Namespace file leave together) go through a notifier thread instead.
- * .errors is read with direct I/O and no attribute cache. */
+ * .errors is read with direct I/O and no attribute cache.
+ *
+ * Threads: the session loop is single-threaded (on these virtual machines a
+ * hand-over between threads costs more than serving a lookup or a read),
+ * and every request that writes the store (a flush or fsync with something
+ * to commit, rename, unlink, mkdir, rmdir, truncate) is handed to one of
+ * FS_WORKERS workers, which reply themselves. So a slow fsync never stalls
+ * readers, and concurrent writers share one commit. */
 #ifndef CORRAL_FS_OPS_H
 #define CORRAL_FS_OPS_H
 
@@ -23,6 +30,7 @@
 #include "store.h"
 
 #define FS_TTL 3600.0
+#define FS_WORKERS 16 /* requests that write the store at once */
 #define FS_ERRORS_MAX 100
 #define FS_SCRATCH_FILE_MAX (16 << 20)
 #define FS_SCRATCH_TOTAL_MAX (256 << 20)
