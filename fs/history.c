@@ -14,12 +14,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #define HISTORY_BATCH 4096	   /* outbox entries per commit at most */
 #define HISTORY_REPACK_EVERY 256   /* commits between incremental repacks */
 #define HISTORY_FULL_REPACK_EVERY 8 /* incremental repacks between full ones */
+#define HISTORY_IDLE_REPACK 32	   /* commits that make an idle writer repack */
 
 struct history {
 	git_repository *repo;
@@ -76,6 +78,8 @@ int history_open(const char *gitdir, struct store *store, struct history **out,
 			git_config_free(cfg);
 		}
 	}
+	/* The history holds Secrets: only root may read it. */
+	chmod(gitdir, 0700);
 	git_commit *head = NULL;
 	git_oid oid;
 	if (git_reference_name_to_id(&oid, h->repo, "HEAD") == 0 &&
@@ -244,9 +248,12 @@ static int history__commit(struct history *h, struct store_outbox_entry *e, size
 		msg = xrealloc(msg, len + strlen(tail) + 1);
 		strcpy(msg + len, tail);
 	}
-	/* A batch mixes authors: it is corral's; one change is its writer's. */
-	if (history__signature(&author, n == 1 ? e[0].author : "corral <corral@localhost>",
-			       e[n - 1].when_ns) < 0 ||
+	/* A commit is its writer's; a batch of several writers' is corral's. */
+	const char *who = e[0].author;
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(e[i].author, who) != 0)
+			who = "corral <corral@localhost>";
+	if (history__signature(&author, who, e[n - 1].when_ns) < 0 ||
 	    history__signature(&committer, "corral-fs <corral@localhost>", e[n - 1].when_ns) < 0) {
 		history__git_err(err, "signature");
 		goto out;
@@ -324,6 +331,11 @@ static void *history__run(void *arg)
 				goto fail;
 			trimmed = reached;
 			last_trim = history__now_ms();
+		}
+		if (n == 0 && h->commits_since_repack >= HISTORY_IDLE_REPACK) {
+			/* A burst is over: pack what it left loose. */
+			h->commits_since_repack = 0;
+			history__repack(h);
 		}
 		if (n == 0)
 			store_outbox_wait(h->store, seen, 1000);

@@ -56,7 +56,7 @@ static void usage(const char *prog)
 	       "  --state DIR       live store and history (default /var/lib/corral)\n"
 	       "  --config FILE     the [fs] section: state, mount, log-level (default /etc/corral/corral.conf)\n"
 	       "  --restore         rebuild an empty live store from the history's last commit\n"
-	       "  --verbose         log every request's outcome\n"
+	       "  --verbose         log at the debug level\n"
 	       "  -V, --version     print the version\n"
 	       "See corral-fs(8) and corral-tree(5).\n",
 	       prog);

@@ -36,6 +36,8 @@ struct fs {
 	pthread_mutex_t errors_lock;
 	char *errors[FS_ERRORS_MAX]; /* ring of rejection lines */
 	size_t errors_next;
+	size_t errors_len;	     /* bytes in the ring: .errors' size */
+	uint64_t errors_ino;
 	atomic_size_t scratch_bytes;
 
 	/* The notifier: entry invalidations that must not run inside the
@@ -184,10 +186,23 @@ static void fs__reject(struct fs *fs, const char *path, const struct error *e)
 	char *line = xasprintf("%s %s: %s\n", ts, path, e ? e->msg : "rejected");
 	log_warn("rejected %s: %s", path, e ? e->msg : "?");
 	pthread_mutex_lock(&fs->errors_lock);
+	if (fs->errors[fs->errors_next])
+		fs->errors_len -= strlen(fs->errors[fs->errors_next]);
 	free(fs->errors[fs->errors_next]);
 	fs->errors[fs->errors_next] = line;
+	fs->errors_len += strlen(line);
 	fs->errors_next = (fs->errors_next + 1) % FS_ERRORS_MAX;
+	size_t len = fs->errors_len;
 	pthread_mutex_unlock(&fs->errors_lock);
+	/* .errors has no attribute cache: stat shows the new size at once. */
+	FS_LOCK_W(fs);
+	struct node *n = tree_by_ino(fs->tree, fs->errors_ino);
+	if (n) {
+		n->size = len;
+		clock_gettime(CLOCK_REALTIME, &n->mtime);
+		n->ctime = n->mtime;
+	}
+	FS_UNLOCK(fs);
 }
 
 static struct blob *fs__errors_blob(struct fs *fs)
@@ -618,6 +633,8 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 		fs__set_content(n, b, rv);
 	else
 		blob_unref(b);
+	if (!t.ns && strcmp(t.kind->kind, "Namespace") == 0)
+		fs__add_namespace(fs, t.name); /* a Namespace file brings its folder */
 	FS_UNLOCK(fs);
 	fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	fs__target_clear(&t);
@@ -718,9 +735,9 @@ static void fs__setattr_run(fuse_req_t req, fuse_ino_t ino, struct stat *attr, i
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
 		n->mtime = now;
 	n->ctime = now;
-	if ((to_set & FUSE_SET_ATTR_SIZE) && h && h->write && n->type == NODE_OBJECT)
-		n->size = (size_t)attr->st_size; /* the writer's view until close */
 	fs__stat(n, &st);
+	if ((to_set & FUSE_SET_ATTR_SIZE) && h && h->write && n->type == NODE_OBJECT)
+		st.st_size = attr->st_size; /* the writer's view until it closes */
 	double ttl = fs__ttl(n);
 	FS_UNLOCK(fs);
 	fuse_reply_attr(req, &st, ttl);
@@ -828,9 +845,22 @@ static bool fs__ns_busy(const struct node *nsdir)
 
 /* Deletes namespace name: its folder and its object. The caller names the
  * entry the kernel is removing; the other is invalidated later. */
+/* The namespaces Kubernetes keeps whatever happens. */
+static bool fs__ns_protected(const char *name)
+{
+	return strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
+	       strcmp(name, "kube-public") == 0 || strcmp(name, "kube-node-lease") == 0;
+}
+
 static int fs__delete_namespace(fuse_req_t req, struct fs *fs, struct node *nsroot,
 				const char *name)
 {
+	if (fs__ns_protected(name)) {
+		cleanup_free char *path = xasprintf("namespaces/%s", name);
+		struct error e = {EPERM, "this namespace is part of every cluster and cannot be deleted"};
+		fs__reject(fs, path, &e);
+		return EPERM;
+	}
 	cleanup_free char *fname = xasprintf("%s.yaml", name);
 	FS_LOCK_R(fs);
 	struct node *nsdir = tree_child(fs->tree, nsroot, name);
@@ -1205,6 +1235,8 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 		n->pending = true; /* so that set_content takes any rv */
 		tree_move(fs->tree, n, ndir, newname);
 		fs__set_content(n, b, rv);
+		if (!t.ns && strcmp(t.kind->kind, "Namespace") == 0)
+			fs__add_namespace(fs, t.name);
 	} else {
 		blob_unref(b);
 	}
@@ -1571,6 +1603,7 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (path) {
 		struct error e = {EINVAL, "an empty write was ignored: the object is unchanged (rm deletes an object)"};
 		fs__reject(fs, path, &e);
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	}
 	if (gone)
 		fs__inval_later(fs, dir_ino, gone);
@@ -1969,7 +2002,7 @@ int fs_load(struct fs *fs, struct error **err)
 	git->data = xstrdup(fs->gitdir);
 	git->size = strlen(fs->gitdir);
 	git->cap = git->size + 1;
-	tree_add(fs->tree, root, ".errors", NODE_ERRORS, S_IFREG | 0444);
+	fs->errors_ino = tree_add(fs->tree, root, ".errors", NODE_ERRORS, S_IFREG | 0444)->ino;
 
 	if (store_is_empty(fs->store)) {
 		static const char *defaults[] = {"default", "kube-system", "kube-public",
@@ -2099,7 +2132,12 @@ int fs_restore(struct store *store, struct history *h, struct error **err)
 	if (!store_is_empty(store))
 		return error_set(err, EEXIST, "restore: the live store is not empty; move it away first");
 	struct fs__restore rs = {.store = store};
-	int r = history_foreach_head(h, fs__restore_one, &rs, err);
+	/* Revisions go on from the history's, or new changes would look old
+	 * to the history writer. */
+	int r = store_raise_revision(store, history_revision(h), err);
+	if (r < 0)
+		return r;
+	r = history_foreach_head(h, fs__restore_one, &rs, err);
 	if (r < 0)
 		return r;
 	log_info("restore: %zu objects from the history, %zu skipped", rs.restored, rs.skipped);

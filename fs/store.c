@@ -301,6 +301,31 @@ int store_apply(struct store *s, struct store_change *c, struct error **err)
 	return req.result;
 }
 
+int store_raise_revision(struct store *s, uint64_t rev, struct error **err)
+{
+	pthread_mutex_lock(&s->lock);
+	while (s->committing)
+		pthread_cond_wait(&s->done_cond, &s->lock);
+	int r = 0;
+	if (rev > s->rev) {
+		MDB_txn *txn;
+		unsigned char buf[8];
+		store__put_le64(buf, rev);
+		MDB_val k = {.mv_size = 3, .mv_data = "rev"}, v = {.mv_size = 8, .mv_data = buf};
+		int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+		if (rc == 0 && (rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
+			mdb_txn_abort(txn);
+		else if (rc == 0)
+			rc = mdb_txn_commit(txn);
+		if (rc != 0)
+			r = store__mdb_err(err, rc, "revision");
+		else
+			s->rev = rev;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
 void store_record_clear(struct store_record *rec)
 {
 	free(rec->yaml);

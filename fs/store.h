@@ -74,6 +74,9 @@ int store_foreach(struct store *s, bool with_yaml,
 		  void *data, struct error **err);
 
 uint64_t store_revision(struct store *s);
+/* Raises the revision to at least rev (a restore continues after the
+ * history it came from). */
+int store_raise_revision(struct store *s, uint64_t rev, struct error **err);
 bool store_is_empty(struct store *s);
 
 /* The outbox after revision after_rv, oldest first, at most max entries. */

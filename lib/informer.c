@@ -170,7 +170,8 @@ static struct informer__vec informer__nodes(const void *root)
 static bool informer__object_name(const char *file, char **name)
 {
 	size_t len = strlen(file);
-	if (file[0] == '.' || len <= 5 || strcmp(file + len - 5, ".yaml") != 0)
+	/* As corral-fs decides: '.' and '#' begin editors' temporaries. */
+	if (file[0] == '.' || file[0] == '#' || len <= 5 || strcmp(file + len - 5, ".yaml") != 0)
 		return false;
 	*name = xstrndup(file, len - 5);
 	return true;

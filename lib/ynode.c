@@ -155,8 +155,10 @@ void ynode_sort(struct ynode *n)
 			ynode_sort(n->items[i]);
 		return;
 	}
-	/* items is key, value, key, value...: sort it as pairs. */
-	qsort(n->items, n->n, sizeof(struct ynode__pair), ynode__pair_cmp);
+	/* items is key, value, key, value...: sort it as pairs. (An empty
+	 * mapping may have no items array, which qsort must not get.) */
+	if (n->n > 1)
+		qsort(n->items, n->n, sizeof(struct ynode__pair), ynode__pair_cmp);
 	for (size_t i = 0; i < n->n; i++)
 		ynode_sort(ynode_map_val(n, i));
 }
@@ -291,15 +293,23 @@ int ynode_int(const struct ynode *n, long long *out)
 		base = 8, s += 2;
 	if (!*s)
 		return -1;
+	/* strtoull stops at the '_' of 1_000: hand it the digits alone. */
+	char digits[72];
+	size_t nd = 0;
 	for (const char *c = s; *c; c++) {
 		bool ok = base == 16 ? strchr("0123456789abcdefABCDEF", *c) != NULL
 				     : (*c >= '0' && *c < '0' + base);
-		if (!ok && !(*c == '_' && base == 10))
+		if (!ok && !(*c == '_' && base == 10 && c != s))
 			return -1;
+		if (ok && nd + 1 >= sizeof(digits))
+			return -1;
+		if (ok)
+			digits[nd++] = *c;
 	}
+	digits[nd] = '\0';
 	errno = 0;
 	char *end;
-	unsigned long long v = strtoull(s, &end, base);
+	unsigned long long v = strtoull(digits, &end, base);
 	if (errno || *end || v > (unsigned long long)LLONG_MAX + (neg ? 1 : 0))
 		return -1;
 	*out = neg ? (long long)(0 - v) : (long long)v;
@@ -730,7 +740,7 @@ static int yaml__write(void *data, unsigned char *chunk, size_t size)
  * than a string: YAML 1.1 booleans and nulls, and the int, float and
  * timestamp forms of YAML 1.1 and 1.2 (what Kubernetes' decoders accept). */
 static const char *yaml__typed_patterns[] = {
-	"^[-+]?(0|[1-9][0-9_]*)$",
+	"^[-+]?[0-9][0-9_]*$", /* 1.2's ints; 08 is a float to Go's yaml.v2 */
 	"^[-+]?0b[01_]+$",
 	"^[-+]?0[0-7_]+$",
 	"^[-+]?0o[0-7]+$",

@@ -54,6 +54,7 @@ before=$(cat "$P/pods/myweb.yaml")
 printf 'apiVersion: v1\nkind: Pod\nmetadata:\n\tname: x\n' >"$T/bad.yaml"
 refute "a tab-indented document is refused" cp "$T/bad.yaml" "$P/pods/myweb.yaml"
 check "the refused write left the pod as it was" test "$before" = "$(cat "$P/pods/myweb.yaml")"
+check ".errors has a size that stat shows" test -s "$M/.errors"
 check ".errors names the file and the line" grep -q 'namespaces/dev/pods/myweb.yaml: line 4' "$M/.errors"
 sed 's/kind: Pod/kind: Service/' "$T/pod.yaml" >"$T/svc.yaml"
 refute "a Service written into pods/ is refused" cp "$T/svc.yaml" "$P/pods/myweb.yaml"
@@ -104,6 +105,14 @@ check "O_EXCL on an existing object fails" sh -c "set -C; ! echo x > '$P/pods/we
 check "chmod, chown and touch are accepted" sh -c "chmod 600 '$P/pods/web1.yaml' && chown root '$P/pods/web1.yaml' && touch '$P/pods/web1.yaml' && chmod 644 '$P/pods/web1.yaml'"
 check "echo >> appends to an object" sh -c "echo '# note' >> '$P/pods/web2.yaml' && grep -q uid: '$P/pods/web2.yaml'"
 check "ls -l lists them" test "$(ls -l "$P/pods" | grep -c '\.yaml$')" = 6
+
+truncate -s 0 "$P/pods/web2.yaml"
+check "truncate -s 0 of an object leaves it as it was" grep -q 'name: web2' "$P/pods/web2.yaml"
+check "... and stat shows its real size again" test "$(stat -c %s "$P/pods/web2.yaml")" = "$(cat "$P/pods/web2.yaml" | wc -c)"
+printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fromfile\n' >"$M/namespaces/fromfile.yaml"
+check "a Namespace written as a file brings its folder" test -d "$M/namespaces/fromfile/pods"
+refute "the default namespace cannot be deleted" rmdir "$M/namespaces/kube-public"
+check "history.git is for root only (it holds Secrets)" test "$(stat -c %a "$S/history.git")" = 700
 
 # ---- readers see every change, other users can read ----
 check "a second reader sees the stored bytes" cmp "$P/pods/web1.yaml" <(cat "$P/pods/web1.yaml")
@@ -169,5 +178,9 @@ mv "$S/state" "$T/state.lost"
 start_fs --restore
 check "--restore rebuilds the live store from the history" grep -q 'tomcat-app:v4' "$P/pods/myweb.yaml"
 check "--restore brings back namespaces" test -d "$M/namespaces/burst/pods"
+pod afterrestore >"$M/namespaces/dev/pods/afterrestore.yaml"
+if wait_for 10 sh -c "git --git-dir='$S/history.git' log -1 --format=%s | grep -q 'create pod dev/afterrestore'"; then
+	ok "a write after --restore reaches the history"
+else fail "a write after --restore reaches the history"; fi
 
 [ "$FAILS" = 0 ]
