@@ -317,3 +317,58 @@ void object_build_clear(struct object_build *b)
 	b->declared = NULL;
 	b->message = NULL;
 }
+
+/* One document of a drop box. */
+static int object__check_drop_doc(const char *ns, struct ynode *doc, struct error **err)
+{
+	if (doc->type != YNODE_MAP)
+		return error_set(err, EINVAL, "not a mapping (an object needs apiVersion, kind and metadata)");
+	const char *kind = ynode_str(ynode_get(doc, "kind"));
+	const char *api = ynode_str(ynode_get(doc, "apiVersion"));
+	const char *name = ynode_path_str(doc, "metadata.name");
+	if (!kind || !*kind)
+		return error_set(err, EINVAL, "kind: Required value");
+	const struct kind_info *k = kinds_by_kind(kind);
+	if (!k)
+		return error_set(err, EINVAL, "kind: Unsupported value: \"%s\": corral has no folder for it", kind);
+	if (!api || !kinds_api_version_ok(k, api))
+		return error_set(err, EINVAL, "apiVersion: Unsupported value: \"%s\": %s is served as %s",
+				 api ? api : "", k->kind, k->api_versions[0]);
+	if (!name || !*name)
+		return error_set(err, EINVAL, "metadata.name: Required value (a drop box has no file name to take it from)");
+	const char *dns = ynode_path_str(doc, "metadata.namespace");
+	if (k->namespaced && ns && dns && *dns && strcmp(dns, ns) != 0)
+		return error_set(err, EINVAL,
+				 "metadata.namespace: Invalid value: \"%s\": dropped into namespace \"%s\"", dns, ns);
+	if (!k->namespaced && dns && *dns)
+		return error_set(err, EINVAL, "metadata.namespace: Forbidden: %s objects are not namespaced", k->kind);
+	cleanup_ynode struct ynode *copy = ynode_clone(doc);
+	return validate_object(k, copy, NULL, err);
+}
+
+int object_check_drop(const char *ns, const char *text, size_t len, struct error **err)
+{
+	struct ynode **docs = NULL;
+	size_t n = 0;
+	if (len > OBJECT_MAX_BYTES)
+		return error_set(err, EFBIG, "the file is %zu bytes, over the limit of %d", len,
+				 OBJECT_MAX_BYTES);
+	int r = yaml_parse(text, len, &docs, &n, err);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		r = error_set(err, EINVAL, "no documents");
+	for (size_t i = 0; i < n && r == 0; i++) {
+		r = object__check_drop_doc(ns, docs[i], err);
+		if (r < 0) {
+			const char *kind = ynode_str(ynode_get(docs[i], "kind"));
+			const char *name = ynode_path_str(docs[i], "metadata.name");
+			error_prefix(err, "document %zu (%s %s, line %d)", i + 1, kind ? kind : "?",
+				     name ? name : "?", docs[i]->line);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		ynode_free(docs[i]);
+	free(docs);
+	return r;
+}

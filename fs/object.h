@@ -37,6 +37,11 @@ struct object_build {
 int object_build(struct object_build *b, struct error **err);
 void object_build_clear(struct object_build *b);
 
+/* Checks a drop box file (one or many documents, each a whole object of a
+ * known kind with its metadata.name) written at a namespace's top (ns) or at
+ * the mount's top (ns NULL), as corral-ctrl will file it. */
+int object_check_drop(const char *ns, const char *text, size_t len, struct error **err);
+
 /* The declared form of a stored object, or NULL when the object is not the
  * history's (status-only kinds, controller-owned objects). */
 char *object_declared(const struct kind_info *k, const struct ynode *obj);

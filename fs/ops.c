@@ -81,6 +81,7 @@ struct fs__handle {
 	char *buf;	   /* objects written: the whole new text */
 	size_t len, cap;
 	bool write, dirty;
+	bool wrote;	   /* scratch: written (or truncated) through this handle */
 	pthread_mutex_t lock;
 };
 
@@ -135,6 +136,13 @@ static const struct kind_info *fs__object_kind(const struct node *dir, const cha
 	if (dir->type == NODE_NSROOT)
 		return kinds_by_kind("Namespace");
 	return NULL;
+}
+
+/* Whether name in dir is a drop box: "<anything>.yaml" at a namespace's
+ * top or at the mount's top, filed by corral-ctrl. */
+static bool fs__drop_name(const struct node *dir, const char *name)
+{
+	return fs__object_name(name) && (dir->type == NODE_NS || dir->type == NODE_ROOT);
 }
 
 /* "namespaces/dev/pods/x.yaml"; needs the lock. */
@@ -1167,11 +1175,38 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 
 	if (!to_kind) {
-		/* Scratch to scratch: memory only. */
+		/* Scratch to scratch: memory only; a drop box name is checked
+		 * first, as a close would. */
+		bool drop = fs__drop_name(ndir, newname) && n->type == NODE_SCRATCH;
+		if (drop) {
+			cleanup_free char *text = xstrndup(n->data ? n->data : "", n->size);
+			size_t len = n->size;
+			cleanup_free char *ns = ndir->type == NODE_NS ? xstrdup(ndir->ns) : NULL;
+			cleanup_free char *path = fs__child_path(ndir, newname);
+			FS_UNLOCK(fs);
+			struct error *err = NULL;
+			if (object_check_drop(ns, text, len, &err) < 0) {
+				e = fs__errno(err);
+				fs__reject(fs, path, err);
+				error_free(err);
+				fuse_reply_err(req, e);
+				return;
+			}
+			FS_LOCK_W(fs);
+			n = tree_by_ino(fs->tree, ino);
+			ndir = tree_by_ino(fs->tree, newparent);
+			old = ndir ? tree_child(fs->tree, ndir, newname) : NULL;
+			if (!n || !n->parent || !ndir) {
+				FS_UNLOCK(fs);
+				fuse_reply_err(req, ENOENT);
+				return;
+			}
+		}
 		if (n->type == NODE_OBJECT) { /* a pending object leaves the object names */
 			n->type = NODE_SCRATCH;
 			n->pending = false;
 		}
+		n->drop = drop;
 		if (old) {
 			atomic_fetch_sub(&fs->scratch_bytes, old->type == NODE_SCRATCH ? old->size : 0);
 			tree_unlink(fs->tree, old);
@@ -1342,6 +1377,8 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	} else if (type == NODE_ERRORS) {
 		h->snap = fs__errors_blob(fs);
 		fi->direct_io = 1;
+	} else if (type == NODE_SCRATCH && (fi->flags & O_TRUNC)) {
+		h->wrote = true;
 	}
 	if (e) {
 		fs__handle_free(h);
@@ -1353,6 +1390,9 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, e);
 		return;
 	}
+	/* Only a handle that writes an object has anything to do at close:
+	 * spare the kernel's flush round trip for all the others. */
+	fi->noflush = !(type == NODE_OBJECT && h->write) && !(type == NODE_SCRATCH && writing);
 	fi->fh = (uint64_t)(uintptr_t)h;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* The opener was interrupted: no release will come. */
@@ -1414,12 +1454,14 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	n->gid = ctx->gid;
 	n->kind = k;
 	n->pending = k != NULL;
+	n->drop = !k && fs__drop_name(dir, name);
 	n->open_count++;
 	fs__entry(n, &e);
 	FS_UNLOCK(fs);
 	struct fs__handle *h = fs__handle_new();
 	h->write = k != NULL;
 	h->dirty = k != NULL; /* creating is writing, even with no bytes */
+	h->wrote = !k;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fuse_reply_create(req, &e, fi);
 }
@@ -1528,6 +1570,7 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	clock_gettime(CLOCK_REALTIME, &n->mtime);
 	n->ctime = n->mtime;
 	FS_UNLOCK(fs);
+	h->wrote = true;
 	fuse_reply_write(req, size);
 }
 
@@ -1553,10 +1596,55 @@ static int fs__commit_handle(fuse_req_t req, struct fs *fs, uint64_t ino, struct
 	return fs__commit_node(req, fs, ino, text, len);
 }
 
+/* A drop box file written and closed: refused whole if any document is
+ * bad, so that corral-ctrl only ever sees files it can file. */
+static int fs__check_drop(struct fs *fs, uint64_t ino)
+{
+	FS_LOCK_R(fs);
+	struct node *n = tree_by_ino(fs->tree, ino);
+	if (!n || !n->drop || !n->parent) {
+		FS_UNLOCK(fs);
+		return 0;
+	}
+	cleanup_free char *text = xstrndup(n->data ? n->data : "", n->size);
+	size_t len = n->size;
+	cleanup_free char *ns = n->parent->type == NODE_NS ? xstrdup(n->parent->ns) : NULL;
+	cleanup_free char *path = fs__path(n);
+	FS_UNLOCK(fs);
+	if (len == 0)
+		return 0; /* a shell's first close of its redirection */
+	struct error *err = NULL;
+	if (object_check_drop(ns, text, len, &err) == 0)
+		return 0;
+	int e = fs__errno(err);
+	fs__reject(fs, path, err);
+	error_free(err);
+	/* A refused drop box file is not kept. */
+	uint64_t dir_ino = 0;
+	cleanup_free char *name = NULL;
+	FS_LOCK_W(fs);
+	n = tree_by_ino(fs->tree, ino);
+	if (n && n->parent) {
+		dir_ino = n->parent->ino;
+		name = xstrdup(n->name);
+		atomic_fetch_sub(&fs->scratch_bytes, n->size);
+		tree_unlink(fs->tree, n);
+	}
+	FS_UNLOCK(fs);
+	if (name)
+		fuse_lowlevel_notify_inval_entry(fs->se, dir_ino, name, strlen(name));
+	return e;
+}
+
 static void fs__flush_run(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
+	if (h->wrote) {
+		h->wrote = false;
+		fuse_reply_err(req, fs__check_drop(fs, ino));
+		return;
+	}
 	fuse_reply_err(req, fs__commit_handle(req, fs, ino, h));
 }
 
@@ -1870,7 +1958,8 @@ static bool fs__handle_pending(struct fs__handle *h)
 
 static void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (!fs__handle_pending((struct fs__handle *)(uintptr_t)fi->fh)) {
+	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
+	if (!fs__handle_pending(h) && !h->wrote) {
 		fuse_reply_err(req, 0);
 		return;
 	}

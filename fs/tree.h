@@ -66,6 +66,7 @@ struct node {
 	char *data;
 	size_t cap;
 	char *moved_from; /* scratch: the key of an object renamed to it */
+	bool drop;	  /* scratch: a drop box file, checked when closed */
 
 	/* Folder children, in insertion order. */
 	struct node *first, *last, *prev, *next;
