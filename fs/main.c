@@ -24,6 +24,7 @@
 struct options {
 	const char *state;
 	const char *config;
+	const char *logs;
 	int restore;
 	int version;
 	int help;
@@ -36,6 +37,8 @@ static const struct fuse_opt option_spec[] = {
 	{"--state %s", offsetof(struct options, state), 0},
 	{"--config=%s", offsetof(struct options, config), 0},
 	{"--config %s", offsetof(struct options, config), 0},
+	{"--pod-log-dir=%s", offsetof(struct options, logs), 0},
+	{"--pod-log-dir %s", offsetof(struct options, logs), 0},
 	OPT("--restore", restore),
 	OPT("--version", version),
 	OPT("-V", version),
@@ -56,6 +59,7 @@ static void usage(const char *prog)
 	       "  --state DIR       live store and history (default /var/lib/corral)\n"
 	       "  --config FILE     the [fs] section: state, mount, log-level (default /etc/corral/corral.conf)\n"
 	       "  --restore         rebuild an empty live store from the history's last commit\n"
+	       "  --pod-log-dir DIR containers' output, shown under namespaces/NS/logs (default /var/log/pods)\n"
 	       "  --verbose         log at the debug level\n"
 	       "  -V, --version     print the version\n"
 	       "See corral-fs(8) and corral-tree(5).\n",
@@ -88,11 +92,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* The [fs] section of the config file; flags win over it. */
-	char *cfg_state = NULL, *cfg_mount = NULL, *cfg_level = NULL;
+	char *cfg_state = NULL, *cfg_mount = NULL, *cfg_level = NULL, *cfg_logs = NULL;
 	const struct config_key keys[] = {
 		{.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
 		{.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
 		{.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg_level, .def = "info"},
+		{.name = "pod-log-dir", .type = CONFIG_STRING, .ptr = &cfg_logs, .def = "/var/log/pods"},
 		CONFIG_KEYS_END,
 	};
 	if (config_load(opts.config, "fs", keys, &err) < 0) {
@@ -135,6 +140,7 @@ int main(int argc, char **argv)
 	if (opts.restore && fs_restore(store, hist, &err) < 0)
 		goto out_err;
 	fs = fs_new(store, git_dir);
+	fs_set_log_dir(fs, opts.logs ? opts.logs : cfg_logs);
 	if (fs_load(fs, &err) < 0)
 		goto out_err;
 
@@ -184,5 +190,6 @@ out_args:
 	config_free(keys);
 	free((char *)opts.state);
 	free((char *)opts.config);
+	free((char *)opts.logs);
 	return ret;
 }

@@ -181,6 +181,8 @@ int object_build(struct object_build *b, struct error **err)
 		return error_set(err, EINVAL, "the document is not a mapping (an object needs apiVersion, kind and metadata)");
 	if (b->old_yaml && yaml_parse_one(b->old_yaml, b->old_len, &old, err) < 0) {
 		error_prefix(err, "the stored object does not parse");
+		if (err && *err)
+			(*err)->status = EIO; /* as returned: not the writer's fault */
 		return -EIO;
 	}
 

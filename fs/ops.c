@@ -31,6 +31,7 @@ struct fs {
 	struct store *store;
 	struct fuse_session *se;
 	char *gitdir;
+	char *log_dir; /* where containers' output is: /var/log/pods */
 	char hostname[256];
 
 	pthread_mutex_t errors_lock;
@@ -82,6 +83,7 @@ struct fs__handle {
 	size_t len, cap;
 	bool write, dirty;
 	bool wrote;	   /* scratch: written (or truncated) through this handle */
+	int fd;		   /* a container log: the file on disk, else -1 */
 	pthread_mutex_t lock;
 };
 
@@ -296,9 +298,15 @@ static void fs__stat(const struct node *n, struct stat *st)
 	st->st_ctim = n->ctime;
 }
 
+static bool fs__is_log(const struct node *n)
+{
+	return n->type == NODE_LOGS || n->type == NODE_LOGPOD || n->type == NODE_LOGFILE;
+}
+
+/* Container logs change on disk behind our back: cache them briefly. */
 static double fs__ttl(const struct node *n)
 {
-	return n->type == NODE_ERRORS ? 0.0 : FS_TTL;
+	return n->type == NODE_ERRORS ? 0.0 : fs__is_log(n) ? 1.0 : FS_TTL;
 }
 
 /* Fills e for n and counts the kernel's new reference; needs the lock
@@ -311,7 +319,7 @@ static void fs__entry(struct node *n, struct fuse_entry_param *e)
 	e->generation = 1;
 	fs__stat(n, &e->attr);
 	e->attr_timeout = fs__ttl(n);
-	e->entry_timeout = FS_TTL;
+	e->entry_timeout = fs__is_log(n) ? 1.0 : FS_TTL;
 	__atomic_add_fetch(&n->nlookup, 1, __ATOMIC_RELAXED);
 }
 
@@ -329,6 +337,182 @@ static void fs__ensure_kinds(struct fs *fs, struct node *nsdir)
 			continue;
 		struct node *d = tree_add(fs->tree, nsdir, k->plural, NODE_KIND, S_IFDIR | 0755);
 		d->kind = k;
+	}
+	if (!tree_child(fs->tree, nsdir, "logs"))
+		tree_add(fs->tree, nsdir, "logs", NODE_LOGS, S_IFDIR | 0555);
+}
+
+/* ---- container logs ----
+ * namespaces/<ns>/logs/<pod>/<container>.log shows
+ * <log_dir>/<ns>_<pod>_<uid>/<container>/<restarts>.log, the newest pod
+ * instance and the newest restart. The folders are read from the disk
+ * when listed or looked up, never under the tree lock. */
+
+struct fs__logent {
+	char *name;
+	char *source;
+	time_t mtime;
+};
+
+static void fs__logents_free(struct fs__logent *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].source);
+	}
+	free(v);
+}
+
+static void fs__logents_put(struct fs__logent **v, size_t *n, const char *name,
+			    const char *source, time_t mtime)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (strcmp((*v)[i].name, name) != 0)
+			continue;
+		if (mtime >= (*v)[i].mtime) { /* the newer instance wins */
+			free((*v)[i].source);
+			(*v)[i].source = xstrdup(source);
+			(*v)[i].mtime = mtime;
+		}
+		return;
+	}
+	*v = xrealloc(*v, sizeof(**v) * (*n + 1));
+	(*v)[*n] = (struct fs__logent){xstrdup(name), xstrdup(source), mtime};
+	(*n)++;
+}
+
+/* The pods of namespace ns that have log folders. */
+static struct fs__logent *fs__scan_pods(const char *log_dir, const char *ns, size_t *n)
+{
+	struct fs__logent *v = NULL;
+	*n = 0;
+	cleanup_dir DIR *d = opendir(log_dir);
+	if (!d)
+		return NULL;
+	size_t nl = strlen(ns);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		/* <ns>_<pod>_<uid>: names and namespaces hold no '_'. */
+		if (strncmp(de->d_name, ns, nl) != 0 || de->d_name[nl] != '_')
+			continue;
+		const char *pod = de->d_name + nl + 1;
+		const char *us = strchr(pod, '_');
+		if (!us || us == pod)
+			continue;
+		cleanup_free char *name = xstrndup(pod, (size_t)(us - pod));
+		cleanup_free char *path = xasprintf("%s/%s", log_dir, de->d_name);
+		struct stat st;
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			fs__logents_put(&v, n, name, path, st.st_mtime);
+	}
+	return v;
+}
+
+/* The containers of a pod's log folder, each with its newest log. */
+static struct fs__logent *fs__scan_containers(const char *poddir, size_t *n)
+{
+	struct fs__logent *v = NULL;
+	*n = 0;
+	cleanup_dir DIR *d = opendir(poddir);
+	if (!d)
+		return NULL;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		cleanup_free char *cdir = xasprintf("%s/%s", poddir, de->d_name);
+		cleanup_dir DIR *cd = opendir(cdir);
+		if (!cd)
+			continue;
+		long best = -1;
+		struct dirent *le;
+		while ((le = readdir(cd))) {
+			char *end;
+			long r = strtol(le->d_name, &end, 10);
+			if (end != le->d_name && strcmp(end, ".log") == 0 && r > best)
+				best = r;
+		}
+		if (best < 0)
+			continue;
+		cleanup_free char *name = xasprintf("%s.log", de->d_name);
+		cleanup_free char *file = xasprintf("%s/%ld.log", cdir, best);
+		fs__logents_put(&v, n, name, file, 0);
+	}
+	return v;
+}
+
+/* Brings the children of a logs folder (pods) or of a pod's folder
+ * (containers) in line with the disk. */
+static void fs__logs_refresh(struct fs *fs, uint64_t ino)
+{
+	FS_LOCK_R(fs);
+	struct node *dir = tree_by_ino(fs->tree, ino);
+	enum node_type type = dir ? dir->type : NODE_ROOT;
+	cleanup_free char *ns = dir && dir->ns ? xstrdup(dir->ns) : NULL;
+	cleanup_free char *source = dir && dir->source ? xstrdup(dir->source) : NULL;
+	FS_UNLOCK(fs);
+	struct fs__logent *v = NULL;
+	size_t n = 0;
+	if (type == NODE_LOGS && ns)
+		v = fs__scan_pods(fs->log_dir, ns, &n);
+	else if (type == NODE_LOGPOD && source)
+		v = fs__scan_containers(source, &n);
+	else
+		return;
+	enum node_type child = type == NODE_LOGS ? NODE_LOGPOD : NODE_LOGFILE;
+	FS_LOCK_W(fs);
+	dir = tree_by_ino(fs->tree, ino);
+	if (dir && dir->parent) {
+		for (struct node *c = dir->first, *next; c; c = next) {
+			next = c->next;
+			bool keep = false;
+			for (size_t i = 0; i < n && !keep; i++)
+				keep = strcmp(v[i].name, c->name) == 0;
+			if (!keep)
+				tree_unlink(fs->tree, c);
+		}
+		/* Only the logs of pods that exist: a deleted pod's output goes
+		 * with it (and rm -r of a namespace is not stopped by it). */
+		struct node *pods = type == NODE_LOGS && dir->parent
+					    ? tree_child(fs->tree, dir->parent, "pods") : NULL;
+		for (size_t i = 0; i < n; i++) {
+			if (type == NODE_LOGS) {
+				cleanup_free char *f = xasprintf("%s.yaml", v[i].name);
+				struct node *p = pods ? tree_child(fs->tree, pods, f) : NULL;
+				if (!p || p->pending) {
+					struct node *stale = tree_child(fs->tree, dir, v[i].name);
+					if (stale)
+						tree_unlink(fs->tree, stale);
+					continue;
+				}
+			}
+			struct node *c = tree_child(fs->tree, dir, v[i].name);
+			if (!c)
+				c = tree_add(fs->tree, dir, v[i].name, child,
+					     child == NODE_LOGPOD ? S_IFDIR | 0555 : S_IFREG | 0444);
+			if (!c->source || strcmp(c->source, v[i].source) != 0) {
+				free(c->source);
+				c->source = xstrdup(v[i].source);
+			}
+		}
+	}
+	FS_UNLOCK(fs);
+	fs__logents_free(v, n);
+}
+
+/* Size and times of a container log from the disk. */
+static void fs__logfile_stat(struct fs *fs, uint64_t ino, struct stat *st)
+{
+	FS_LOCK_R(fs);
+	struct node *n = tree_by_ino(fs->tree, ino);
+	cleanup_free char *source = n && n->type == NODE_LOGFILE && n->source ? xstrdup(n->source) : NULL;
+	FS_UNLOCK(fs);
+	struct stat disk;
+	if (source && stat(source, &disk) == 0) {
+		st->st_size = disk.st_size;
+		st->st_blocks = disk.st_blocks;
+		st->st_mtim = disk.st_mtim;
+		st->st_ctim = disk.st_ctim;
 	}
 }
 
@@ -518,7 +702,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct node *n = dir ? tree_child(fs->tree, dir, name) : NULL;
 	if (!n && dir && dir->type == NODE_NS) {
 		const struct kind_info *k = kinds_by_plural(name);
-		if (k && k->namespaced) {
+		if ((k && k->namespaced) || strcmp(name, "logs") == 0) {
 			/* A kind folder someone removed comes back. */
 			FS_UNLOCK(fs);
 			FS_LOCK_W(fs);
@@ -528,13 +712,24 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			n = dir ? tree_child(fs->tree, dir, name) : NULL;
 		}
 	}
+	if (dir && (dir->type == NODE_LOGS || dir->type == NODE_LOGPOD)) {
+		/* Always from the disk: a restart changes which file it is. */
+		FS_UNLOCK(fs);
+		fs__logs_refresh(fs, parent);
+		FS_LOCK_R(fs);
+		dir = tree_by_ino(fs->tree, parent);
+		n = dir ? tree_child(fs->tree, dir, name) : NULL;
+	}
 	if (!n) {
 		FS_UNLOCK(fs);
 		fuse_reply_err(req, dir ? ENOENT : ESTALE);
 		return;
 	}
+	bool logfile = n->type == NODE_LOGFILE;
 	fs__entry(n, &e);
 	FS_UNLOCK(fs);
+	if (logfile)
+		fs__logfile_stat(fs, e.ino, &e.attr);
 	fuse_reply_entry(req, &e);
 }
 
@@ -578,7 +773,10 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	fs__stat(n, &st);
 	double ttl = fs__ttl(n);
+	bool logfile = n->type == NODE_LOGFILE;
 	FS_UNLOCK(fs);
+	if (logfile)
+		fs__logfile_stat(fs, ino, &st);
 	fuse_reply_attr(req, &st, ttl);
 }
 
@@ -653,6 +851,14 @@ static void fs__setattr_run(fuse_req_t req, fuse_ino_t ino, struct stat *attr, i
 		       struct fuse_file_info *fi)
 {
 	struct fs *fs = fs__of(req);
+	FS_LOCK_R(fs);
+	struct node *ln = tree_by_ino(fs->tree, ino);
+	bool is_log = ln && fs__is_log(ln);
+	FS_UNLOCK(fs);
+	if (is_log) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	struct fs__handle *h = fi ? (struct fs__handle *)(uintptr_t)fi->fh : NULL;
 	struct stat st;
 
@@ -846,7 +1052,8 @@ static void fs__mkdir_run(fuse_req_t req, fuse_ino_t parent, const char *name, m
 static bool fs__ns_busy(const struct node *nsdir)
 {
 	for (const struct node *c = nsdir->first; c; c = c->next)
-		if (c->type != NODE_KIND || c->nkids > 0)
+		if ((c->type != NODE_KIND && c->type != NODE_LOGS) ||
+		    (c->type == NODE_KIND && c->nkids > 0))
 			return true;
 	return false;
 }
@@ -918,9 +1125,9 @@ static void fs__rmdir_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	if (n->type == NODE_KIND && n->ns) {
-		/* An empty kind folder may go (rm -r does that); it comes
-		 * back when looked up. */
+	if ((n->type == NODE_KIND && n->ns) || n->type == NODE_LOGS) {
+		/* An empty kind folder (or logs/) may go (rm -r does that);
+		 * it comes back when looked up. */
 		int e = n->nkids ? ENOTEMPTY : 0;
 		if (!e)
 			tree_unlink(fs->tree, n);
@@ -965,8 +1172,8 @@ static void fs__unlink_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	if (n->type == NODE_ERRORS || (n->type == NODE_SYMLINK && dir->type == NODE_ROOT &&
-				       strcmp(name, ".git") == 0)) {
+	if (n->type == NODE_ERRORS || fs__is_log(n) ||
+	    (n->type == NODE_SYMLINK && dir->type == NODE_ROOT && strcmp(name, ".git") == 0)) {
 		FS_UNLOCK(fs);
 		fuse_reply_err(req, EPERM);
 		return;
@@ -1061,7 +1268,7 @@ static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	FS_LOCK_W(fs);
 	struct node *dir = tree_by_ino(fs->tree, parent);
 	int err = !dir ? ENOENT : tree_child(fs->tree, dir, name) ? EEXIST
-				: fs__object_kind(dir, name) ? EPERM : 0;
+				: fs__object_kind(dir, name) || fs__is_log(dir) ? EPERM : 0;
 	if (err) {
 		FS_UNLOCK(fs);
 		fuse_reply_err(req, err);
@@ -1108,6 +1315,8 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 		e = EEXIST;
 	else if (S_ISDIR(n->mode) || (old && S_ISDIR(old->mode)))
 		e = EPERM; /* namespaces and kind folders do not move */
+	else if (fs__is_log(n) || fs__is_log(ndir) || (old && fs__is_log(old)))
+		e = EPERM;
 	else if (n->type == NODE_ERRORS || (old && old->type == NODE_ERRORS) ||
 		 (dir->type == NODE_ROOT && strcmp(name, ".git") == 0) ||
 		 (ndir->type == NODE_ROOT && strcmp(newname, ".git") == 0))
@@ -1285,6 +1494,7 @@ static struct fs__handle *fs__handle_new(void)
 {
 	struct fs__handle *h = xcalloc(1, sizeof(*h));
 	pthread_mutex_init(&h->lock, NULL);
+	h->fd = -1;
 	return h;
 }
 
@@ -1294,6 +1504,8 @@ static void fs__handle_free(struct fs__handle *h)
 		return;
 	blob_unref(h->snap);
 	free(h->buf);
+	if (h->fd >= 0)
+		close(h->fd);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
@@ -1350,7 +1562,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	if ((type == NODE_ERRORS || type == NODE_SYMLINK) && writing) {
+	if ((type == NODE_ERRORS || type == NODE_SYMLINK || type == NODE_LOGFILE) && writing) {
 		FS_UNLOCK(fs);
 		fuse_reply_err(req, EACCES);
 		return;
@@ -1379,6 +1591,15 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->direct_io = 1;
 	} else if (type == NODE_SCRATCH && (fi->flags & O_TRUNC)) {
 		h->wrote = true;
+	} else if (type == NODE_LOGFILE) {
+		FS_LOCK_R(fs);
+		n = tree_by_ino(fs->tree, ino);
+		cleanup_free char *source = n && n->source ? xstrdup(n->source) : NULL;
+		FS_UNLOCK(fs);
+		h->fd = source ? open(source, O_RDONLY | O_CLOEXEC) : -1;
+		if (h->fd < 0)
+			e = source ? errno : ENOENT;
+		fi->direct_io = 1; /* it grows behind the kernel's back */
 	}
 	if (e) {
 		fs__handle_free(h);
@@ -1443,7 +1664,8 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	const struct kind_info *k = fs__object_kind(dir, name);
-	if (!k && (dir->type == NODE_ROOT && (strcmp(name, ".errors") == 0 || strcmp(name, ".git") == 0))) {
+	if (fs__is_log(dir) ||
+	    (!k && (dir->type == NODE_ROOT && (strcmp(name, ".errors") == 0 || strcmp(name, ".git") == 0)))) {
 		FS_UNLOCK(fs);
 		fuse_reply_err(req, EPERM);
 		return;
@@ -1471,6 +1693,15 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
+	if (h->fd >= 0) {
+		cleanup_free char *buf = xmalloc(size ? size : 1);
+		ssize_t r = pread(h->fd, buf, size, off);
+		if (r < 0)
+			fuse_reply_err(req, errno);
+		else
+			fuse_reply_buf(req, buf, (size_t)r);
+		return;
+	}
 	if (h->snap) {
 		size_t o = (size_t)off < h->snap->len ? (size_t)off : h->snap->len;
 		size_t n = h->snap->len - o < size ? h->snap->len - o : size;
@@ -1703,6 +1934,7 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs__of(req);
+	fs__logs_refresh(fs, ino); /* does nothing for other folders */
 	FS_LOCK_W(fs);
 	struct node *n = tree_by_ino(fs->tree, ino);
 	if (!n || !S_ISDIR(n->mode)) {
@@ -1745,8 +1977,9 @@ static void fs__readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 				fs__stat(n, &e.attr);
 				e.ino = n->ino;
 				e.generation = 1;
-				e.attr_timeout = fs__ttl(n);
-				e.entry_timeout = FS_TTL;
+				/* A log's size is on disk: let stat ask for it. */
+				e.attr_timeout = n->type == NODE_LOGFILE ? 0.0 : fs__ttl(n);
+				e.entry_timeout = fs__is_log(n) ? 1.0 : FS_TTL;
 			} else {
 				e.attr.st_ino = de->ino;
 				e.attr.st_mode = de->type;
@@ -2023,6 +2256,7 @@ struct fs *fs_new(struct store *store, const char *gitdir)
 	fs->tree = tree_new();
 	fs->store = store;
 	fs->gitdir = xstrdup(gitdir);
+	fs->log_dir = xstrdup("/var/log/pods");
 	if (gethostname(fs->hostname, sizeof(fs->hostname) - 1) < 0)
 		strcpy(fs->hostname, "localhost");
 	pthread_mutex_init(&fs->errors_lock, NULL);
@@ -2112,6 +2346,12 @@ int fs_load(struct fs *fs, struct error **err)
 	return store_foreach(fs->store, false, fs__load_one, fs, err);
 }
 
+void fs_set_log_dir(struct fs *fs, const char *dir)
+{
+	free(fs->log_dir);
+	fs->log_dir = xstrdup(dir);
+}
+
 int fs_start(struct fs *fs, struct fuse_session *se, struct error **err)
 {
 	fs->se = se;
@@ -2154,6 +2394,7 @@ void fs_free(struct fs *fs)
 		free(fs->errors[i]);
 	tree_free(fs->tree);
 	free(fs->gitdir);
+	free(fs->log_dir);
 	pthread_mutex_destroy(&fs->errors_lock);
 	pthread_mutex_destroy(&fs->inval_lock);
 	pthread_cond_destroy(&fs->inval_cond);

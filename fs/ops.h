@@ -42,6 +42,9 @@ struct fs *fs_new(struct store *store, const char *gitdir);
  * namespaces. */
 int fs_load(struct fs *fs, struct error **err);
 const struct fuse_lowlevel_ops *fs_ops(void);
+/* Where containers' output lives (default /var/log/pods), shown read-only
+ * under namespaces/<ns>/logs/. */
+void fs_set_log_dir(struct fs *fs, const char *dir);
 /* Starts the notifier once the session exists. */
 int fs_start(struct fs *fs, struct fuse_session *se, struct error **err);
 void fs_free(struct fs *fs);

@@ -161,6 +161,7 @@ static void tree__node_free(struct tree *t, struct node *n)
 	blob_unref(n->content);
 	free(n->data);
 	free(n->moved_from);
+	free(n->source);
 	free(n->name);
 	free(n->ns);
 	free(n);
@@ -189,6 +190,7 @@ void tree_free(struct tree *t)
 			blob_unref(n->content);
 			free(n->data);
 			free(n->moved_from);
+			free(n->source);
 			free(n->name);
 			free(n->ns);
 			free(n);

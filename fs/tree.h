@@ -28,6 +28,9 @@ enum node_type {
 	NODE_SCRATCH, /* any other file: kept in memory, never committed */
 	NODE_SYMLINK, /* a symlink (emacs locks); .git */
 	NODE_ERRORS,  /* .errors */
+	NODE_LOGS,    /* namespaces/<ns>/logs/: read-only */
+	NODE_LOGPOD,  /* logs/<pod>/ */
+	NODE_LOGFILE, /* logs/<pod>/<container>.log: a container's output */
 };
 
 /* Immutable, reference-counted bytes: readers keep a snapshot while the
@@ -67,6 +70,7 @@ struct node {
 	size_t cap;
 	char *moved_from; /* scratch: the key of an object renamed to it */
 	bool drop;	  /* scratch: a drop box file, checked when closed */
+	char *source;	  /* NODE_LOGPOD, NODE_LOGFILE: the folder or file on disk */
 
 	/* Folder children, in insertion order. */
 	struct node *first, *last, *prev, *next;
