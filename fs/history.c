@@ -168,6 +168,7 @@ static int history__commit(struct history *h, struct store_outbox_entry *e, size
 	git_tree_update *up = xcalloc(n, sizeof(*up));
 	size_t nup = 0;
 	int r = -EIO;
+	char *msg = NULL;
 
 	if (git_reference_name_to_id(&head_oid, h->repo, "HEAD") == 0) {
 		if (git_commit_lookup(&parent, h->repo, &head_oid) < 0 ||
@@ -225,7 +226,6 @@ static int history__commit(struct history *h, struct store_outbox_entry *e, size
 		r = 0;
 		goto reached;
 	}
-	cleanup_free char *msg = NULL;
 	if (n == 1) {
 		msg = xasprintf("%s\n\nCorral-Revision: %llu\n", e[0].message,
 				(unsigned long long)last);
@@ -274,6 +274,7 @@ reached:
 	h->rev = last;
 	pthread_mutex_unlock(&h->lock);
 out:
+	free(msg);
 	free(up);
 	git_signature_free(author);
 	git_signature_free(committer);

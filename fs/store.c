@@ -411,6 +411,8 @@ int store_outbox_read(struct store *s, uint64_t after_rv, size_t max,
 	MDB_cursor *cur;
 	*out = NULL;
 	*n = 0;
+	if (after_rv == UINT64_MAX)
+		return 0; /* nothing can come after the last revision */
 	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
 	if (rc != 0)
 		return store__mdb_err(err, rc, "read");
