@@ -71,6 +71,10 @@ check "the conflict is reported as such" grep -q 'Conflict' "$M/.errors"
 refute "objects cannot be renamed to another object name" mv "$P/pods/myweb.yaml" "$P/pods/other.yaml"
 refute ".errors is read-only" sh -c "echo x > '$M/.errors'"
 refute "a pod cannot be created in a missing namespace folder" cp "$T/pod.yaml" "$M/namespaces/nope/pods/myweb.yaml"
+refute "a pod cannot be created in a kind folder that does not exist" cp "$T/pod.yaml" "$P/widgets/myweb.yaml"
+refute "a path through .. is checked where it lands (a pod in services/)" cp "$T/pod.yaml" "$P/pods/../services/myweb.yaml"
+refute "a name that is not a DNS subdomain is refused" sh -c "sed 's/name: myweb$/name: My_Web/' '$T/pod.yaml' > '$P/pods/My_Web.yaml'"
+check "a refused name leaves no file" test ! -e "$P/pods/My_Web.yaml"
 
 # ---- editors and tools ----
 if timeout 20 vim -es -u NONE -c '%s/tomcat-app:v2/tomcat-app:v3/' -c 'wq' "$P/pods/myweb.yaml" </dev/null; then
@@ -103,6 +107,8 @@ check "mv from another filesystem" mv "$T/web5.yaml" "$P/pods/web5.yaml"
 check "all five are objects" sh -c "for i in 1 2 3 4 5; do grep -q uid: '$P/pods/web'\$i.yaml || exit 1; done"
 check "O_EXCL on an existing object fails" sh -c "set -C; ! echo x > '$P/pods/web1.yaml'"
 check "chmod, chown and touch are accepted" sh -c "chmod 600 '$P/pods/web1.yaml' && chown root '$P/pods/web1.yaml' && touch '$P/pods/web1.yaml' && chmod 644 '$P/pods/web1.yaml'"
+check "dd conv=fsync writes an object" sh -c "sed 's/web1/web6/' '$T/src/web1.yaml' | dd of='$P/pods/web6.yaml' conv=fsync status=none && grep -q uid: '$P/pods/web6.yaml'"
+rm -f "$P/pods/web6.yaml"
 check "echo >> appends to an object" sh -c "echo '# note' >> '$P/pods/web2.yaml' && grep -q uid: '$P/pods/web2.yaml'"
 check "ls -l lists them" test "$(ls -l "$P/pods" | grep -c '\.yaml$')" = 6
 
@@ -113,6 +119,42 @@ printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fromfile\n' >"$M/nam
 check "a Namespace written as a file brings its folder" test -d "$M/namespaces/fromfile/pods"
 refute "the default namespace cannot be deleted" rmdir "$M/namespaces/kube-public"
 check "history.git is for root only (it holds Secrets)" test "$(stat -c %a "$S/history.git")" = 700
+
+# ---- what never enters the history ----
+hist_count() { git --git-dir="$S/history.git" rev-list --count HEAD; }
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: marker0}\ndata: {a: b}\n' >"$P/configmaps/marker0.yaml"
+wait_for 10 sh -c "git --git-dir='$S/history.git' log -1 --format=%s | grep -q 'create configmap dev/marker0'"
+n0=$(hist_count)
+sed '/^spec:/,$d' "$P/pods/web1.yaml" >"$T/st.yaml"
+printf 'status:\n  phase: Running\n' >>"$T/st.yaml"
+sed -n '/^spec:/,$p' "$P/pods/web1.yaml" | sed '/^status:/,$d' >>"$T/st.yaml"
+check "a status write is accepted" cp "$T/st.yaml" "$P/pods/web1.yaml"
+check "... and visible" grep -q 'phase: Running' "$P/pods/web1.yaml"
+uid1=$(sed -n 's/^  uid: //p' "$P/pods/web1.yaml")
+cat >"$T/owned.yaml" <<Y
+apiVersion: v1
+kind: Pod
+metadata:
+  name: owned
+  ownerReferences: [{apiVersion: v1, kind: Pod, name: web1, uid: $uid1, controller: true}]
+spec: {containers: [{name: c, image: busybox}]}
+Y
+check "a controller-owned object is accepted" cp "$T/owned.yaml" "$P/pods/owned.yaml"
+cat >"$T/ev.yaml" <<Y
+apiVersion: v1
+kind: Event
+metadata: {name: ev1}
+involvedObject: {kind: Pod, name: web1, namespace: dev}
+reason: Test
+message: hello
+Y
+check "an Event is accepted" cp "$T/ev.yaml" "$P/events/ev1.yaml"
+printf 'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: l1}\nspec: {holderIdentity: me, leaseDurationSeconds: 15}\n' >"$P/leases/l1.yaml"
+check "a Lease is accepted" grep -q 'holderIdentity: me' "$P/leases/l1.yaml"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: marker}\ndata: {a: b}\n' >"$P/configmaps/marker.yaml"
+wait_for 10 sh -c "git --git-dir='$S/history.git' log -1 --format=%s | grep -q 'create configmap dev/marker'"
+check "status, controller-owned objects, Events and Leases make no commit" test "$(hist_count)" = "$((n0 + 1))"
+rm -f "$P/pods/owned.yaml" "$P/events/ev1.yaml" "$P/leases/l1.yaml"
 
 # ---- drop boxes: checked at close, kept for corral-ctrl to file ----
 cat >"$T/drop.yaml" <<'Y'
