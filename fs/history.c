@@ -22,6 +22,7 @@
 #define HISTORY_REPACK_EVERY 256   /* commits between incremental repacks */
 #define HISTORY_FULL_REPACK_EVERY 8 /* incremental repacks between full ones */
 #define HISTORY_IDLE_REPACK 32	   /* commits that make an idle writer repack */
+#define HISTORY_BACKLOG 64	   /* pending changes beyond which a file's changes merge */
 
 struct history {
 	git_repository *repo;
@@ -292,9 +293,13 @@ static int64_t history__now_ms(void)
 }
 
 /* How many of e[0..n) go into one commit: up to the first path that comes
- * again, so that `git log -- path` shows every change of a file. */
+ * again, so that `git log -- path` shows every change of a file; but when
+ * the history has fallen far behind, all of them (DESIGN.md: changes that
+ * come faster than commits can be written share one commit). */
 static size_t history__batch_len(const struct store_outbox_entry *e, size_t n)
 {
+	if (n > HISTORY_BACKLOG)
+		return n;
 	for (size_t i = 1; i < n; i++)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(e[i].path, e[j].path) == 0)

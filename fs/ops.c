@@ -83,9 +83,14 @@ struct fs__handle {
 	size_t len, cap;
 	bool write, dirty;
 	bool wrote;	   /* scratch: written (or truncated) through this handle */
+	bool append;	   /* object written with O_APPEND */
+	bool fresh;	   /* object: opened, nothing written or truncated yet */
+	struct fs__handle *wnext; /* the node's other writers */
 	int fd;		   /* a container log: the file on disk, else -1 */
 	pthread_mutex_t lock;
 };
+
+static void fs__handle_truncate(struct fs__handle *h, size_t size);
 
 struct fs__dirent {
 	uint64_t ino;
@@ -889,20 +894,28 @@ static void fs__setattr_run(fuse_req_t req, fuse_ino_t ino, struct stat *attr, i
 		} else if (type != NODE_OBJECT)
 			e = S_ISDIR(n->mode) ? EISDIR : EPERM;
 		FS_UNLOCK(fs);
-		if (!e && type == NODE_OBJECT) {
+		bool to_writers = false;
+		if (!e && type == NODE_OBJECT && !(h && h->write)) {
+			/* open(O_TRUNC) truncates without naming its handle:
+			 * it is for the writers that have done nothing yet. */
+			FS_LOCK_W(fs);
+			n = tree_by_ino(fs->tree, ino);
+			for (struct fs__handle *w = n ? n->writers : NULL; w; w = w->wnext)
+				if (w->fresh) {
+					/* Several may have just opened: each keeps
+					 * waiting for its own truncation. */
+					fs__handle_truncate(w, size);
+					w->fresh = true;
+					to_writers = true;
+				}
+			FS_UNLOCK(fs);
+		}
+		if (!e && type == NODE_OBJECT && !to_writers) {
 			if (h && h->write) {
-				pthread_mutex_lock(&h->lock);
 				if (size > OBJECT_MAX_BYTES)
 					e = EFBIG;
-				else {
-					if (size > h->cap)
-						h->buf = xrealloc(h->buf, h->cap = size + 1);
-					if (size > h->len)
-						memset(h->buf + h->len, 0, size - h->len);
-					h->len = size;
-					h->dirty = true;
-				}
-				pthread_mutex_unlock(&h->lock);
+				else
+					fs__handle_truncate(h, size);
 			} else {
 				/* truncate(2) of an object: commit what is left. */
 				struct error *err = NULL;
@@ -949,9 +962,9 @@ static void fs__setattr_run(fuse_req_t req, fuse_ino_t ino, struct stat *attr, i
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
 		n->mtime = now;
 	n->ctime = now;
+	/* A writer's truncation is its buffer's: every other opener still
+	 * sees the stored object, and so does the kernel's size. */
 	fs__stat(n, &st);
-	if ((to_set & FUSE_SET_ATTR_SIZE) && h && h->write && n->type == NODE_OBJECT)
-		st.st_size = attr->st_size; /* the writer's view until it closes */
 	double ttl = fs__ttl(n);
 	FS_UNLOCK(fs);
 	fuse_reply_attr(req, &st, ttl);
@@ -1510,6 +1523,38 @@ static void fs__handle_free(struct fs__handle *h)
 	free(h);
 }
 
+/* The open writers of an object, so that the truncation of open(O_TRUNC)
+ * (which the kernel sends without naming the handle) reaches them. Tree
+ * lock held for writing. */
+static void fs__writer_add(struct node *n, struct fs__handle *h)
+{
+	h->fresh = true;
+	h->wnext = n->writers;
+	n->writers = h;
+}
+
+static void fs__writer_del(struct node *n, struct fs__handle *h)
+{
+	for (struct fs__handle **pp = (struct fs__handle **)&n->writers; *pp; pp = &(*pp)->wnext)
+		if (*pp == h) {
+			*pp = h->wnext;
+			return;
+		}
+}
+
+static void fs__handle_truncate(struct fs__handle *h, size_t size)
+{
+	pthread_mutex_lock(&h->lock);
+	if (size + 1 > h->cap)
+		h->buf = xrealloc(h->buf, h->cap = size + 1);
+	if (size > h->len)
+		memset(h->buf + h->len, 0, size - h->len);
+	h->len = size;
+	h->dirty = true;
+	h->fresh = false;
+	pthread_mutex_unlock(&h->lock);
+}
+
 /* Sets up the handle of an open object: a snapshot to read, or the text
  * to edit. */
 static int fs__open_object(struct fs *fs, uint64_t ino, int flags, struct fs__handle *h)
@@ -1583,7 +1628,18 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int e = 0;
 	if (type == NODE_OBJECT) {
 		e = fs__open_object(fs, ino, fi->flags, h);
-		fi->keep_cache = !h->write;
+		if (!e && h->write) {
+			FS_LOCK_W(fs);
+			n = tree_by_ino(fs->tree, ino);
+			if (n)
+				fs__writer_add(n, h);
+			FS_UNLOCK(fs);
+		}
+		/* No page cache for objects: a writer's bytes (and the size
+		 * the kernel keeps for them) would reach other readers through
+		 * it, and a reader's snapshot is the only version it may see. */
+		fi->direct_io = 1;
+		h->append = h->write && (fi->flags & O_APPEND);
 		if (h->write && (fi->flags & O_TRUNC))
 			h->dirty = true;
 	} else if (type == NODE_ERRORS) {
@@ -1617,12 +1673,15 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uint64_t)(uintptr_t)h;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* The opener was interrupted: no release will come. */
-		fs__handle_free(h);
 		FS_LOCK_W(fs);
 		n = tree_by_ino(fs->tree, ino);
-		if (n)
+		if (n) {
 			n->open_count--;
+			if (h->write)
+				fs__writer_del(n, h);
+		}
 		FS_UNLOCK(fs);
+		fs__handle_free(h);
 	}
 }
 
@@ -1657,6 +1716,15 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		if (n->type == NODE_OBJECT) {
 			fs__open_object(fs, ino, fi->flags, h);
 			h->dirty = h->write && (fi->flags & O_TRUNC);
+			h->append = h->write && (fi->flags & O_APPEND);
+			fi->direct_io = h->write;
+			if (h->write) {
+				FS_LOCK_W(fs);
+				struct node *cn = tree_by_ino(fs->tree, ino);
+				if (cn)
+					fs__writer_add(cn, h);
+				FS_UNLOCK(fs);
+			}
 		}
 		fs__opened(fs, ino);
 		fi->fh = (uint64_t)(uintptr_t)h;
@@ -1679,11 +1747,15 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	n->drop = !k && fs__drop_name(dir, name);
 	n->open_count++;
 	fs__entry(n, &e);
-	FS_UNLOCK(fs);
 	struct fs__handle *h = fs__handle_new();
+	if (k)
+		fs__writer_add(n, h);
+	FS_UNLOCK(fs);
 	h->write = k != NULL;
 	h->dirty = k != NULL; /* creating is writing, even with no bytes */
 	h->wrote = !k;
+	h->append = k && (fi->flags & O_APPEND);
+	fi->direct_io = k != NULL;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fuse_reply_create(req, &e, fi);
 }
@@ -1739,6 +1811,11 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 {
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
+	if (h->write && h->append) {
+		pthread_mutex_lock(&h->lock);
+		off = (off_t)h->len; /* the kernel's size is the stored one's */
+		pthread_mutex_unlock(&h->lock);
+	}
 	size_t end = (size_t)off + size;
 	if (h->write) {
 		if (end > OBJECT_MAX_BYTES) {
@@ -1759,6 +1836,7 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		if (end > h->len)
 			h->len = end;
 		h->dirty = true;
+		h->fresh = false;
 		size_t len = h->len;
 		pthread_mutex_unlock(&h->lock);
 		FS_LOCK_W(fs);
@@ -1893,6 +1971,13 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
 	bool empty_write = h->write && h->dirty && h->len == 0;
+	if (h->write) {
+		FS_LOCK_W(fs);
+		struct node *wn = tree_by_ino(fs->tree, ino);
+		if (wn)
+			fs__writer_del(wn, h);
+		FS_UNLOCK(fs);
+	}
 	fs__handle_free(h);
 	uint64_t dir_ino = 0;
 	cleanup_free char *gone = NULL;
@@ -2048,9 +2133,10 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
-	/* O_TRUNC arrives with open, so an object is never seen empty. */
-	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
-		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* No atomic O_TRUNC: the kernel would empty the file's size and page
+	 * cache for every reader at open. Without it the truncation comes as
+	 * a setattr on the writer's handle, which only its buffer sees. */
+	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	/* Writes go through to us: the kernel must not merge them in a cache
 	 * we then have to reconcile with what was committed. */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;

@@ -2,7 +2,12 @@
  * store and the history.
  *
  * Caching: entries and attributes are cached by the kernel for FS_TTL
- * seconds, and object contents across opens (keep_cache). That is safe
+ * seconds. Object contents are never in the page cache (direct I/O): the
+ * kernel shares one page cache and one i_size among all openers, so a
+ * writer's bytes or truncation would reach readers before the write is
+ * taken. Without atomic O_TRUNC, open(O_TRUNC)'s truncation arrives as a
+ * setattr naming no handle; it is applied to the object's writers that
+ * have done nothing yet. Caching entries and attributes is safe
  * because every change reaches the store through this mount: the kernel
  * sees each create, unlink and rename itself, and where the stored result
  * differs from what the kernel saw (a write is normalized when it is

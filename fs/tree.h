@@ -71,6 +71,7 @@ struct node {
 	char *moved_from; /* scratch: the key of an object renamed to it */
 	bool drop;	  /* scratch: a drop box file, checked when closed */
 	char *source;	  /* NODE_LOGPOD, NODE_LOGFILE: the folder or file on disk */
+	void *writers;	  /* objects: the open handles that write them (ops.c's) */
 
 	/* Folder children, in insertion order. */
 	struct node *first, *last, *prev, *next;
