@@ -16,6 +16,8 @@ LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 FS_SRC := $(filter-out fs/main.c,$(wildcard fs/*.c))
 FS_OBJ := $(FS_SRC:%.c=$(B)/%.o)
+SCHED_SRC := $(filter-out sched/main.c,$(wildcard sched/*.c))
+SCHED_OBJ := $(SCHED_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 TOOL_SRC := $(wildcard tests/tools/*.c)
@@ -57,9 +59,39 @@ $(B)/corral-fs: $(B)/fs/main.o $(FS_OBJ) $(B)/libcorral.a
 $(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
 	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(patsubst %.c,$(B)/%.o,$(filter-out $*/main.c,$(wildcard $*/*.c))) $(B)/libcorral.a $(LDLIBS)
 
+# corral-sched: the pattern rule above would link sched/*.o without building
+# them; its unit tests (test_sched_*) link them too, all but main.o.
+$(B)/corral-sched: $(B)/sched/main.o $(SCHED_OBJ) $(B)/libcorral.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/test_sched_%: tests/unit/test_sched_%.c $(SCHED_OBJ) $(B)/libcorral.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -iquote sched -o $@ $< $(SCHED_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+
 $(B)/tests/test_%: tests/unit/test_%.c $(FS_OBJ) $(B)/libcorral.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -iquote fs -o $@ $< $(FS_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+
+# corral-noded: the pattern rule above links noded/*.o without building
+# them, so its objects are named here; its unit tests (test_noded_*) link
+# them too, all but main.o.
+NODED_OBJ := $(patsubst %.c,$(B)/%.o,$(filter-out noded/main.c,$(wildcard noded/*.c)))
+$(B)/corral-noded: $(B)/noded/main.o $(NODED_OBJ) $(B)/libcorral.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/test_noded_%: tests/unit/test_noded_%.c $(NODED_OBJ) $(B)/libcorral.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -iquote noded -o $@ $< $(NODED_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+
+# corral-ctrl: the same for ctrl/; its unit tests (test_ctrl_*) link its
+# objects, all but main.o.
+CTRL_OBJ := $(patsubst %.c,$(B)/%.o,$(filter-out ctrl/main.c,$(wildcard ctrl/*.c)))
+$(B)/corral-ctrl: $(B)/ctrl/main.o $(CTRL_OBJ) $(B)/libcorral.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/test_ctrl_%: tests/unit/test_ctrl_%.c $(CTRL_OBJ) $(B)/libcorral.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -iquote ctrl -o $@ $< $(CTRL_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
 
 $(B)/tests/tools/%: tests/tools/%.c $(B)/libcorral.a
 	@mkdir -p $(dir $@)

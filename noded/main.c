@@ -1,0 +1,316 @@
+/* main.c: corral-noded, the node agent (the kubelet's role).
+ *
+ *   corral-noded [--mount DIR] [--name NAME] [--hollow] [--config FILE]
+ *                [--pod-cidr CIDR] [--heartbeat-period DURATION] [--verbose]
+ *
+ * Reads top to bottom: options and the [noded] section, the loop and its
+ * signals, the runtime, the node (registered, then heartbeating), the pods,
+ * then the loop until SIGTERM or SIGINT, and everything undone in reverse.
+ * Stopping leaves the node object and the pods' status as they are. */
+#include "config.h"
+#include "log.h"
+#include "loop.h"
+#include "names.h"
+#include "node.h"
+#include "pods.h"
+#include "quantity.h"
+#include "runtime.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NODED_VERSION "0.1.0"
+
+/* The [noded] section; flags are applied on top with config_set(). */
+struct noded_conf {
+	char *mount;
+	char *name;
+	bool hollow;
+	char *pod_cidr;
+	char *cluster_cidr;
+	int node_cidr_mask;
+	uint64_t heartbeat_ms;
+	uint64_t resync_ms;
+	char *node_ip;
+	char *state;
+	int max_pods;
+	char *eviction_memory;
+	char *hollow_cpu;
+	char *hollow_memory;
+	char *hollow_storage;
+	char *log_level;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: corral-noded [--mount DIR] [--name NAME] [--hollow] [--config FILE]\n"
+	    "                    [--pod-cidr CIDR] [--heartbeat-period DURATION] [--verbose]\n"
+	    "\n"
+	    "Registers this node in the cluster mounted at DIR, heartbeats, and runs the\n"
+	    "pods bound to it.\n"
+	    "  --mount DIR                 the cluster's mount (default /cluster)\n"
+	    "  --name NAME                 the node's name (default: the host name)\n"
+	    "  --hollow                    run nothing: report bound pods Running (scale tests)\n"
+	    "  --config FILE               the [noded] section (default /etc/corral/corral.conf)\n"
+	    "  --pod-cidr CIDR             this node's pod range (default: a free /24 of\n"
+	    "                              10.244.0.0/16)\n"
+	    "  --heartbeat-period DURATION how often the node's status is written (default 10s)\n"
+	    "  --verbose                   log at the debug level\n"
+	    "  -V, --version               print the version\n"
+	    "See corral-noded(8).\n");
+}
+
+static void on_stop(struct loop *loop, int signo, void *data)
+{
+	(void)data;
+	log_info("%s: stopping", strsignal(signo));
+	loop_stop(loop);
+}
+
+/* Kubernetes lower-cases host names into node names. */
+static char *default_name(void)
+{
+	char host[256] = "";
+	if (gethostname(host, sizeof(host) - 1) != 0 || !*host)
+		snprintf(host, sizeof(host), "localhost");
+	for (char *p = host; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return xstrdup(host);
+}
+
+static int parse_bytes(const char *key, const char *s, int64_t *bytes, struct error **err)
+{
+	int64_t milli;
+	if (quantity_parse(s, &milli, err) < 0 || milli < 0) {
+		if (!*err)
+			error_set(err, EINVAL, "must not be negative");
+		error_prefix(err, "%s", key);
+		return -1;
+	}
+	*bytes = milli / 1000;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"mount", required_argument, NULL, 'm'},
+	    {"name", required_argument, NULL, 'n'},
+	    {"hollow", no_argument, NULL, 'H'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"pod-cidr", required_argument, NULL, 'p'},
+	    {"heartbeat-period", required_argument, NULL, 'b'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *flag_mount = NULL, *flag_name = NULL, *flag_config = NULL;
+	const char *flag_cidr = NULL, *flag_beat = NULL;
+	bool flag_hollow = false, verbose = false;
+	int c;
+
+	log_set_ident("corral-noded");
+	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			flag_mount = optarg;
+			break;
+		case 'n':
+			flag_name = optarg;
+			break;
+		case 'H':
+			flag_hollow = true;
+			break;
+		case 'c':
+			flag_config = optarg;
+			break;
+		case 'p':
+			flag_cidr = optarg;
+			break;
+		case 'b':
+			flag_beat = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'V':
+			printf("corral-noded %s\n", NODED_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "corral-noded: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	struct noded_conf cf = {0};
+	const struct config_key keys[] = {
+	    {"mount", CONFIG_STRING, &cf.mount, "/cluster", 0, 0},
+	    {"name", CONFIG_STRING, &cf.name, "", 0, 0},
+	    {"hollow", CONFIG_BOOL, &cf.hollow, "false", 0, 0},
+	    {"pod-cidr", CONFIG_STRING, &cf.pod_cidr, "", 0, 0},
+	    {"cluster-cidr", CONFIG_STRING, &cf.cluster_cidr, "10.244.0.0/16", 0, 0},
+	    {"node-cidr-mask-size", CONFIG_INT, &cf.node_cidr_mask, "24", 1, CIDR_MAX_PREFIX},
+	    {"heartbeat-period", CONFIG_DURATION, &cf.heartbeat_ms, "10s", 100, 3600000},
+	    {"resync-period", CONFIG_DURATION, &cf.resync_ms, "1m", 0, 86400000},
+	    {"node-ip", CONFIG_STRING, &cf.node_ip, "", 0, 0},
+	    {"state", CONFIG_STRING, &cf.state, "/var/lib/corral", 0, 0},
+	    {"max-pods", CONFIG_INT, &cf.max_pods, "110", 1, 100000},
+	    {"eviction-memory-available", CONFIG_STRING, &cf.eviction_memory, "100Mi", 0, 0},
+	    {"hollow-cpu", CONFIG_STRING, &cf.hollow_cpu, "1", 0, 0},
+	    {"hollow-memory", CONFIG_STRING, &cf.hollow_memory, "3840Mi", 0, 0},
+	    {"hollow-ephemeral-storage", CONFIG_STRING, &cf.hollow_storage, "0", 0, 0},
+	    {"log-level", CONFIG_STRING, &cf.log_level, "info", 0, 0},
+	    CONFIG_KEYS_END,
+	};
+	struct error *err = NULL;
+	int ret = 2;
+	if (config_load(flag_config, "noded", keys, &err) < 0)
+		goto out_conf;
+	if ((flag_mount && config_set(keys, "mount", flag_mount, &err) < 0) ||
+	    (flag_name && config_set(keys, "name", flag_name, &err) < 0) ||
+	    (flag_hollow && config_set(keys, "hollow", "true", &err) < 0) ||
+	    (flag_cidr && config_set(keys, "pod-cidr", flag_cidr, &err) < 0) ||
+	    (flag_beat && config_set(keys, "heartbeat-period", flag_beat, &err) < 0))
+		goto out_conf;
+	if (log_parse_level(cf.log_level) < 0) {
+		error_set(&err, EINVAL,
+			  "log-level: unknown level \"%s\" (debug, info, warn, error)",
+			  cf.log_level);
+		goto out_conf;
+	}
+	log_set_level(verbose ? LOG_DEBUG : (enum log_level)log_parse_level(cf.log_level));
+
+	if (!*cf.name) {
+		free(cf.name);
+		cf.name = default_name();
+	}
+	if (names_dns1123_subdomain(cf.name, &err) < 0) {
+		error_prefix(&err, "node name \"%s\"", cf.name);
+		goto out_conf;
+	}
+	struct node_opts no = {
+	    .mount = cf.mount,
+	    .name = cf.name,
+	    .hollow = cf.hollow,
+	    .pod_cidr = cf.pod_cidr,
+	    .node_cidr_mask = (unsigned)cf.node_cidr_mask,
+	    .heartbeat_ms = cf.heartbeat_ms,
+	    .node_ip = cf.node_ip,
+	    .storage_path = cf.state,
+	    .max_pods = cf.max_pods,
+	};
+	if (cidr_parse(cf.cluster_cidr, &no.cluster_cidr, &err) < 0) {
+		error_prefix(&err, "cluster-cidr");
+		goto out_conf;
+	}
+	if ((unsigned)cf.node_cidr_mask < no.cluster_cidr.prefix) {
+		error_set(&err, EINVAL, "node-cidr-mask-size %d is shorter than cluster-cidr %s",
+			  cf.node_cidr_mask, cf.cluster_cidr);
+		goto out_conf;
+	}
+	int64_t hollow_cpu_milli;
+	if (*cf.node_ip) {
+		uint32_t ip;
+		if (cidr_ip_parse(cf.node_ip, &ip) < 0) {
+			error_set(&err, EINVAL, "node-ip: \"%s\" is not an IPv4 address",
+				  cf.node_ip);
+			goto out_conf;
+		}
+	}
+	if (parse_bytes("eviction-memory-available", cf.eviction_memory, &no.eviction_memory,
+			&err) < 0 ||
+	    parse_bytes("hollow-memory", cf.hollow_memory, &no.hollow_capacity.memory, &err) < 0 ||
+	    parse_bytes("hollow-ephemeral-storage", cf.hollow_storage,
+			&no.hollow_capacity.ephemeral_storage, &err) < 0)
+		goto out_conf;
+	if (quantity_parse(cf.hollow_cpu, &hollow_cpu_milli, &err) < 0 || hollow_cpu_milli <= 0) {
+		if (!err)
+			error_set(&err, EINVAL, "must be positive");
+		error_prefix(&err, "hollow-cpu");
+		goto out_conf;
+	}
+	no.hollow_capacity.cpu = hollow_cpu_milli;
+	no.hollow_capacity.memory *= 1000;
+	no.hollow_capacity.ephemeral_storage *= 1000;
+	no.hollow_capacity.pods = (int64_t)cf.max_pods * 1000;
+
+	ret = 1;
+	cleanup_free char *nodes_dir = xasprintf("%s/nodes", cf.mount);
+	struct stat stn;
+	if (stat(nodes_dir, &stn) != 0 || !S_ISDIR(stn.st_mode)) {
+		error_set(&err, ENOENT, "%s is not a corral mount (no nodes/ folder there)",
+			  cf.mount);
+		goto out_conf;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	struct loop *loop = loop_new(&err);
+	if (!loop)
+		goto out_conf;
+	if (loop_on_signal(loop, SIGTERM, on_stop, NULL, &err) < 0 ||
+	    loop_on_signal(loop, SIGINT, on_stop, NULL, &err) < 0) {
+		loop_free(loop);
+		goto out_conf;
+	}
+	struct runtime *rt = cf.hollow ? runtime_hollow_new() : runtime_nspawn_new();
+	struct node_agent *na = node_agent_new(loop, &no, rt);
+	struct pods *pods = NULL;
+	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
+		 cf.hollow ? "hollow" : "real", rt->version);
+	if (node_agent_register(na, &err) < 0)
+		goto out_node;
+	const struct pods_opts po = {
+	    .mount = cf.mount,
+	    .node_name = cf.name,
+	    .pod_cidr = node_agent_pod_cidr(na),
+	    .host_ip = node_agent_host_ip(na),
+	    .resync_ms = cf.resync_ms,
+	};
+	pods = pods_new(loop, &po, rt);
+	if (pods_start(pods, &err) < 0)
+		goto out_node;
+	const char *why_not = NULL, *msg = NULL;
+	if (!runtime_ready(rt, &why_not, &msg))
+		log_warn("node %s is not ready: %s", cf.name, msg);
+
+	if (loop_run(loop, &err) < 0)
+		goto out_node;
+	ret = 0;
+
+out_node:
+	/* a stopped node stops heartbeating and leaves its object behind */
+	node_agent_stop(na);
+	pods_free(pods);
+	node_agent_free(na);
+	runtime_free(rt);
+	loop_free(loop);
+out_conf:
+	if (err) {
+		if (ret == 2)
+			fprintf(stderr, "corral-noded: %s\n", err->msg);
+		else
+			log_error("%s", err->msg);
+		error_free(err);
+	}
+	config_free(keys);
+	return ret;
+}

@@ -1,0 +1,351 @@
+/* pods.c: reconciles the pods bound to this node.
+ *
+ * The informer's handlers only note keys (and, while the first listing is
+ * reported, take back the addresses pods show); the work queue's handler
+ * does the work: look the pod up in the cache, sync it with the runtime,
+ * build its status and write it if it changed. Writing the status raises an
+ * update of our own, which builds the same status and stops there.
+ *
+ * This file must never write a pod's spec or metadata: it writes back what
+ * it read with only status changed. */
+#include "pods.h"
+#include "informer.h"
+#include "log.h"
+#include "objio.h"
+#include "podstatus.h"
+#include "util.h"
+#include "workqueue.h"
+
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A pod of this node that the agent runs. */
+struct pods__entry {
+	char *key; /* first: the tree compares by it; "ns/name" */
+	char *uid;
+};
+
+struct pods {
+	struct loop *loop;
+	char *mount;
+	char *node;
+	char *host_ip;
+	struct runtime *rt;
+	struct ipam *ipam; /* NULL: no podCIDR */
+	struct informer *inf;
+	struct workqueue *q;
+	struct loop_timer *resync;
+	uint64_t resync_ms;
+	void *tracked; /* tree of struct pods__entry */
+	size_t ntracked;
+};
+
+static int pods__cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static struct pods__entry *pods__find(const struct pods *p, const char *key)
+{
+	const char *probe = key;
+	void *const *found = tfind(&probe, &p->tracked, pods__cmp);
+	return found ? *(struct pods__entry *const *)found : NULL;
+}
+
+static struct pods__entry *pods__track(struct pods *p, const char *key, const char *uid)
+{
+	struct pods__entry *e = pods__find(p, key);
+	if (e) {
+		if (strcmp(e->uid, uid) != 0) {
+			free(e->uid);
+			e->uid = xstrdup(uid);
+		}
+		return e;
+	}
+	e = xcalloc(1, sizeof(*e));
+	e->key = xstrdup(key);
+	e->uid = xstrdup(uid);
+	if (!tsearch(e, &p->tracked, pods__cmp))
+		abort(); /* out of memory */
+	p->ntracked++;
+	return e;
+}
+
+static void pods__free_entry(void *v)
+{
+	struct pods__entry *e = v;
+	free(e->key);
+	free(e->uid);
+	free(e);
+}
+
+static void pods__untrack(struct pods *p, struct pods__entry *e)
+{
+	tdelete(e, &p->tracked, pods__cmp);
+	pods__free_entry(e);
+	p->ntracked--;
+}
+
+static bool pods__ours(const struct pods *p, const struct ynode *pod)
+{
+	const char *node = ynode_path_str(pod, "spec.nodeName");
+	return node && strcmp(node, p->node) == 0;
+}
+
+/* Takes back the address a pod of ours shows, if it is one of ours and
+ * free: after a restart, pods keep their IPs. */
+static void pods__adopt(struct pods *p, const char *key, const struct ynode *pod)
+{
+	const char *uid = ynode_path_str(pod, "metadata.uid");
+	const char *ip = ynode_path_str(pod, "status.podIP");
+	uint32_t addr;
+	if (!p->ipam || !uid || !ip || cidr_ip_parse(ip, &addr) < 0 || pods__find(p, key))
+		return;
+	struct error *err = NULL;
+	if (ipam_claim(p->ipam, key, addr, &err) == 0) {
+		pods__track(p, key, uid);
+		log_debug("pod %s: keeps its address %s", key, ip);
+	} else {
+		log_warn("pod %s: cannot keep its address: %s; it gets another", key, err->msg);
+		error_free(err);
+	}
+}
+
+static void pods__on_add(void *data, const char *key, const struct ynode *obj)
+{
+	struct pods *p = data;
+	if (!pods__ours(p, obj))
+		return;
+	pods__adopt(p, key, obj);
+	workqueue_add(p->q, key);
+}
+
+static void pods__on_update(void *data, const char *key, const struct ynode *old,
+			    const struct ynode *obj)
+{
+	(void)old;
+	struct pods *p = data;
+	if (pods__ours(p, obj) || pods__find(p, key))
+		workqueue_add(p->q, key);
+}
+
+static void pods__on_delete(void *data, const char *key, const struct ynode *old)
+{
+	(void)old;
+	struct pods *p = data;
+	if (pods__find(p, key))
+		workqueue_add(p->q, key);
+}
+
+/* The pod is no longer ours to run (deleted, replaced, or never ours). */
+static void pods__forget(struct pods *p, struct pods__entry *e, const char *why)
+{
+	runtime_kill_pod(p->rt, e->key, e->uid);
+	uint32_t ip = 0;
+	bool had = p->ipam && ipam_lookup(p->ipam, e->key, &ip);
+	if (had) {
+		char shown[CIDR_IP_SIZE];
+		cidr_ip_format(ip, shown);
+		ipam_release(p->ipam, e->key);
+		log_info("pod %s %s: released %s", e->key, why, shown);
+	} else {
+		log_info("pod %s %s", e->key, why);
+	}
+	pods__untrack(p, e);
+}
+
+struct pods__write {
+	struct pods *p;
+	const char *uid;
+	const struct pod_report *report;
+	const char *pod_ip;
+};
+
+/* objio_update's change: the pod as stored now, with the status built
+ * again from it (someone else may have written it since the cache). */
+static int pods__change(void *data, struct ynode *obj, struct error **err)
+{
+	(void)err;
+	struct pods__write *w = data;
+	const char *uid = ynode_path_str(obj, "metadata.uid");
+	if (!uid || strcmp(uid, w->uid) != 0 || !pods__ours(w->p, obj))
+		return 1; /* replaced meanwhile: its own event brings it */
+	struct ynode *status =
+	    podstatus_build(obj, w->report, w->p->host_ip, w->pod_ip, time(NULL));
+	if (ynode_equal(status, ynode_get(obj, "status"))) {
+		ynode_free(status);
+		return 1;
+	}
+	ynode_set(obj, "status", status);
+	return 0;
+}
+
+static int pods__sync(void *data, const char *key, struct error **err)
+{
+	struct pods *p = data;
+	const struct ynode *pod = informer_get(p->inf, key);
+	struct pods__entry *e = pods__find(p, key);
+	if (!pod || !pods__ours(p, pod)) {
+		if (e)
+			pods__forget(p, e, pod ? "left this node" : "deleted");
+		return 0;
+	}
+	const char *uid = ynode_path_str(pod, "metadata.uid");
+	if (!uid)
+		return error_set(err, EINVAL, "pod has no metadata.uid");
+	if (e && strcmp(e->uid, uid) != 0)
+		pods__forget(p, e, "replaced by a new pod of the same name");
+	bool fresh = !pods__find(p, key);
+	pods__track(p, key, uid);
+
+	char ipbuf[CIDR_IP_SIZE];
+	const char *pod_ip = NULL;
+	struct error *iperr = NULL;
+	if (p->rt->wants_ip && p->ipam) {
+		uint32_t ip;
+		if (ipam_allocate(p->ipam, key, &ip, &iperr) == 0) {
+			cidr_ip_format(ip, ipbuf);
+			pod_ip = ipbuf;
+		}
+	}
+
+	struct pod_report report = {0};
+	int r = runtime_sync_pod(p->rt, key, pod, pod_ip, &report, err);
+	if (r < 0) {
+		pod_report_clear(&report);
+		error_free(iperr);
+		return r;
+	}
+	if (iperr) {
+		/* no address: the sandbox cannot be made; say so and retry */
+		report.sandbox_ready = false;
+		for (size_t i = 0; i < report.ncontainers; i++) {
+			struct pod_container_report *c = &report.containers[i];
+			if (c->state != POD_CONTAINER_WAITING) {
+				free(c->reason);
+				free(c->message);
+				c->state = POD_CONTAINER_WAITING;
+				c->ready = c->started = false;
+				c->reason = xstrdup("ContainerCreating");
+				c->message = xstrdup(iperr->msg);
+			}
+		}
+	}
+
+	cleanup_ynode struct ynode *status =
+	    podstatus_build(pod, &report, p->host_ip, pod_ip, time(NULL));
+	if (!ynode_equal(status, ynode_get(pod, "status"))) {
+		cleanup_free char *path = NULL;
+		const char *slash = strchr(key, '/');
+		path = xasprintf("%s/namespaces/%.*s/pods/%s.yaml", p->mount,
+				 (int)(slash ? slash - key : 0), key, slash ? slash + 1 : key);
+		struct pods__write w = {p, uid, &report, pod_ip};
+		r = objio_update(p->mount, path, pods__change, &w, OBJIO_TRIES, err);
+		if (r == -ENOENT) {
+			/* deleted meanwhile: the informer reports it */
+			error_free(*err);
+			*err = NULL;
+			r = 0;
+		} else if (r == 0 && fresh) {
+			log_info("pod %s: %s%s%s", key, ynode_str(ynode_get(status, "phase")),
+				 pod_ip ? ", IP " : "", pod_ip ? pod_ip : "");
+		} else if (r > 0) {
+			r = 0;
+		}
+	}
+	pod_report_clear(&report);
+	if (r == 0 && iperr) {
+		*err = iperr;
+		return -ENOSPC;
+	}
+	error_free(iperr);
+	return r;
+}
+
+/* Syncs every pod of ours again: what runs may have changed on its own. */
+static int pods__requeue(void *data, const char *key, const struct ynode *obj)
+{
+	struct pods *p = data;
+	if (pods__ours(p, obj) || pods__find(p, key))
+		workqueue_add(p->q, key);
+	return 0;
+}
+
+static void pods__on_resync(struct loop *loop, struct loop_timer *t, void *data)
+{
+	(void)loop;
+	(void)t;
+	struct pods *p = data;
+	informer_foreach(p->inf, NULL, pods__requeue, p);
+}
+
+struct pods *pods_new(struct loop *loop, const struct pods_opts *o, struct runtime *rt)
+{
+	struct pods *p = xcalloc(1, sizeof(*p));
+	p->loop = loop;
+	p->mount = xstrdup(o->mount);
+	p->node = xstrdup(o->node_name);
+	p->host_ip = xstrdup(o->host_ip);
+	p->rt = rt;
+	p->ipam = o->pod_cidr ? ipam_new(o->pod_cidr) : NULL;
+	p->resync_ms = o->resync_ms;
+	p->inf = informer_new(loop, o->mount, "pods", true);
+	static const struct workqueue_opts qo = {.base_delay_ms = 5, .max_delay_ms = 30000};
+	p->q = workqueue_new(loop, "pods", &qo);
+	static const struct informer_handlers h = {
+	    .on_add = pods__on_add,
+	    .on_update = pods__on_update,
+	    .on_delete = pods__on_delete,
+	};
+	informer_add_handlers(p->inf, &h, p);
+	workqueue_set_handler(p->q, pods__sync, p);
+	return p;
+}
+
+int pods_start(struct pods *p, struct error **err)
+{
+	/* No relists: every agent relisting every pod would read the whole
+	 * cluster once per node and period. inotify and the informer's
+	 * relist on overflow keep the cache; the timer re-syncs from it. */
+	if (informer_start(p->inf, err) < 0) {
+		error_prefix(err, "pods");
+		return -1;
+	}
+	if (p->resync_ms) {
+		p->resync = loop_timer_new(p->loop, pods__on_resync, p);
+		loop_timer_start(p->resync, p->resync_ms, p->resync_ms);
+	}
+	log_info("following %zu pods of this node (%zu in the cluster)", p->ntracked,
+		 informer_count(p->inf));
+	return 0;
+}
+
+size_t pods_count(const struct pods *p)
+{
+	return p->ntracked;
+}
+
+void pods_free(struct pods *p)
+{
+	if (!p)
+		return;
+	loop_timer_free(p->resync);
+	workqueue_set_handler(p->q, NULL, NULL);
+	informer_free(p->inf);
+	workqueue_free(p->q);
+	tdestroy(p->tracked, pods__free_entry);
+	ipam_free(p->ipam);
+	free(p->mount);
+	free(p->node);
+	free(p->host_ip);
+	free(p);
+}
+
+void pods_freep(struct pods **p)
+{
+	pods_free(*p);
+	*p = NULL;
+}

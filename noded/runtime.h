@@ -1,0 +1,73 @@
+/* runtime.h: what runs a node's pods, behind one small interface, so that
+ * pods.c reconciles the same way whatever runs them.
+ *
+ *   hollow (hollow.c)  runs nothing: every container of a bound pod is
+ *                      reported running and ready at once (kubemark's
+ *                      hollow kubelet), for scale tests.
+ *   nspawn (runtime.c) a pause process per pod holding its namespaces and
+ *                      one systemd-nspawn per container (DESIGN.md, "Nodes
+ *                      and pods"). Not built yet: until it is, it reports
+ *                      itself not ready and every container waiting with
+ *                      reason ContainerRuntimeNotReady.
+ *
+ * pods.c calls sync_pod() whenever a pod of the node changes (and on
+ * resync); the runtime brings the pod to its spec as far as it can without
+ * blocking and reports each container. kill_pod() removes everything of a
+ * pod that is gone. Both run on the loop's thread. */
+#ifndef CORRAL_NODED_RUNTIME_H
+#define CORRAL_NODED_RUNTIME_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "podstatus.h"
+#include "ynode.h"
+
+struct runtime;
+
+struct runtime_ops {
+	/* Whether the runtime can run pods now; if not, why, for the node's
+	 * Ready condition (reason, message: static strings). */
+	bool (*ready)(struct runtime *rt, const char **reason, const char **message);
+	/* Brings pod (key "ns/name") to its spec; fills out. pod_ip is the
+	 * address pods.c gave the pod (NULL if the runtime wants none). */
+	int (*sync_pod)(struct runtime *rt, const char *key, const struct ynode *pod,
+			const char *pod_ip, struct pod_report *out, struct error **err);
+	/* Stops and removes what runs for the pod with this uid. */
+	void (*kill_pod)(struct runtime *rt, const char *key, const char *uid);
+	void (*free)(struct runtime *rt);
+};
+
+/* Every runtime starts with this. */
+struct runtime {
+	const struct runtime_ops *ops;
+	const char *name;    /* "hollow", "nspawn" */
+	const char *version; /* nodeInfo.containerRuntimeVersion: "hollow://0.1.0" */
+	bool wants_ip;	     /* pods get an address from the podCIDR */
+};
+
+struct runtime *runtime_hollow_new(void);
+/* The real runtime (systemd-nspawn). */
+struct runtime *runtime_nspawn_new(void);
+
+static inline bool runtime_ready(struct runtime *rt, const char **reason, const char **message)
+{
+	return rt->ops->ready(rt, reason, message);
+}
+
+static inline int runtime_sync_pod(struct runtime *rt, const char *key, const struct ynode *pod,
+				   const char *pod_ip, struct pod_report *out, struct error **err)
+{
+	return rt->ops->sync_pod(rt, key, pod, pod_ip, out, err);
+}
+
+static inline void runtime_kill_pod(struct runtime *rt, const char *key, const char *uid)
+{
+	rt->ops->kill_pod(rt, key, uid);
+}
+
+void runtime_free(struct runtime *rt);
+void runtime_freep(struct runtime **rt);
+#define cleanup_runtime __attribute__((cleanup(runtime_freep)))
+
+#endif
