@@ -1,0 +1,341 @@
+/* bind.c: the write workers (see bind.h). A job is one open(O_WRONLY |
+ * O_TRUNC), one write of the whole document, one close(), whose result is
+ * the store's verdict. Jobs are taken in order; results go back in a list
+ * that the loop swaps out when the eventfd fires. */
+#include "bind.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCHED_CONDITION "PodScheduled"
+
+struct sched_bind__job {
+	struct sched_bind__job *next;
+	enum sched_write what;
+	char *key, *uid, *path, *node, *reason, *message;
+	long long priority;
+	struct ynode *doc;
+	int status;
+};
+
+struct sched_binder {
+	struct loop *loop;
+	char *mount;
+	sched_binder_cb cb;
+	void *data;
+	int efd;
+	pthread_t *threads;
+	unsigned nthreads;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	struct sched_bind__job *head, *tail; /* to do */
+	struct sched_bind__job *done;	     /* results, newest first */
+	size_t pending;			     /* queued or in progress */
+};
+
+/* ---- document edits ------------------------------------------------------ */
+
+void sched_bind_now(char *buf, size_t size)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static struct ynode *sched_bind__condition(const struct ynode *pod)
+{
+	const struct ynode *conds = ynode_path(pod, "status.conditions");
+	if (!conds || conds->type != YNODE_SEQ)
+		return NULL;
+	for (size_t i = 0; i < conds->n; i++) {
+		const char *type = ynode_str(ynode_get(ynode_item(conds, i), "type"));
+		if (type && strcmp(type, SCHED_CONDITION) == 0)
+			return ynode_item(conds, i);
+	}
+	return NULL;
+}
+
+static bool sched_bind__field_is(const struct ynode *c, const char *key, const char *want)
+{
+	const char *have = ynode_str(ynode_get(c, key));
+	if (!want)
+		return !have || ynode_is_null(ynode_get(c, key));
+	return have && strcmp(have, want) == 0;
+}
+
+bool sched_bind_condition_is(const struct ynode *pod, const char *status, const char *reason,
+			     const char *message)
+{
+	const struct ynode *c = sched_bind__condition(pod);
+	return c && sched_bind__field_is(c, "status", status) &&
+	       sched_bind__field_is(c, "reason", reason) &&
+	       sched_bind__field_is(c, "message", message);
+}
+
+void sched_bind_set_condition(struct ynode *pod, const char *status, const char *reason,
+			      const char *message, const char *now)
+{
+	struct ynode *st = ynode_get_map(pod, "status");
+	struct ynode *conds = ynode_get(st, "conditions");
+	if (!conds || conds->type != YNODE_SEQ) {
+		conds = ynode_new_seq();
+		ynode_set(st, "conditions", conds);
+	}
+	struct ynode *c = sched_bind__condition(pod);
+	if (!c) {
+		c = ynode_new_map();
+		ynode_append(conds, c);
+	}
+	/* The transition time moves only with the status, as Kubernetes'. */
+	bool same = sched_bind__field_is(c, "status", status) && ynode_get(c, "lastTransitionTime");
+	ynode_set(c, "type", ynode_new_str(SCHED_CONDITION));
+	ynode_set(c, "status", ynode_new_str(status));
+	ynode_set(c, "lastProbeTime", ynode_new_plain("null"));
+	if (!same)
+		ynode_set(c, "lastTransitionTime", ynode_new_str(now));
+	if (reason)
+		ynode_set(c, "reason", ynode_new_str(reason));
+	else
+		ynode_del(c, "reason");
+	if (message)
+		ynode_set(c, "message", ynode_new_str(message));
+	else
+		ynode_del(c, "message");
+}
+
+void sched_bind_set_node(struct ynode *pod, const char *node, const char *now)
+{
+	ynode_set(ynode_get_map(pod, "spec"), "nodeName", ynode_new_str(node));
+	sched_bind_set_condition(pod, "True", NULL, NULL, now);
+}
+
+/* ---- the workers ------------------------------------------------------------ */
+
+static void sched_bind__job_free(struct sched_bind__job *j)
+{
+	free(j->key);
+	free(j->uid);
+	free(j->path);
+	free(j->node);
+	free(j->reason);
+	free(j->message);
+	ynode_free(j->doc);
+	free(j);
+}
+
+/* Rewrites the pod's file in place. No O_CREAT: a pod deleted meanwhile
+ * must not come back. corral-fs takes the document whole at close(), whose
+ * result is the store's verdict. */
+static int sched_bind__write(struct sched_bind__job *j)
+{
+	char now[32];
+	sched_bind_now(now, sizeof(now));
+	if (j->what == SCHED_WRITE_BIND)
+		sched_bind_set_node(j->doc, j->node, now);
+	else
+		sched_bind_set_condition(j->doc, "False", j->reason, j->message, now);
+	size_t len = 0;
+	cleanup_free char *text = yaml_emit(j->doc, &len);
+	int fd = open(j->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int status = 0;
+	if (util_write_all(fd, text, len) < 0)
+		status = errno ? errno : EIO;
+	if (close(fd) < 0 && !status)
+		status = errno;
+	return status;
+}
+
+static void *sched_bind__worker(void *arg)
+{
+	struct sched_binder *b = arg;
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		while (!b->head && !b->stop)
+			pthread_cond_wait(&b->cond, &b->lock);
+		if (b->stop)
+			break;
+		struct sched_bind__job *j = b->head;
+		b->head = j->next;
+		if (!b->head)
+			b->tail = NULL;
+		pthread_mutex_unlock(&b->lock);
+
+		j->status = sched_bind__write(j);
+		ynode_free(j->doc);
+		j->doc = NULL;
+
+		pthread_mutex_lock(&b->lock);
+		j->next = b->done;
+		b->done = j;
+		uint64_t one = 1;
+		if (write(b->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			log_error("sched: eventfd: %s", strerror(errno));
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+static void sched_bind__on_results(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)events;
+	struct sched_binder *b = data;
+	uint64_t v;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_error("sched: eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&b->lock);
+	struct sched_bind__job *list = b->done;
+	b->done = NULL;
+	pthread_mutex_unlock(&b->lock);
+	/* Oldest first. */
+	struct sched_bind__job *rev = NULL;
+	while (list) {
+		struct sched_bind__job *next = list->next;
+		list->next = rev;
+		rev = list;
+		list = next;
+	}
+	while (rev) {
+		struct sched_bind__job *j = rev;
+		rev = j->next;
+		pthread_mutex_lock(&b->lock);
+		b->pending--;
+		pthread_mutex_unlock(&b->lock);
+		struct sched_write_result r = {
+		    .what = j->what,
+		    .key = j->key,
+		    .uid = j->uid,
+		    .node = j->node,
+		    .priority = j->priority,
+		    .status = j->status,
+		};
+		b->cb(b->data, &r);
+		sched_bind__job_free(j);
+	}
+}
+
+struct sched_binder *sched_binder_new(struct loop *loop, const char *mount, unsigned workers,
+				      sched_binder_cb cb, void *data, struct error **err)
+{
+	struct sched_binder *b = xcalloc(1, sizeof(*b));
+	b->loop = loop;
+	b->mount = xstrdup(mount);
+	b->cb = cb;
+	b->data = data;
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
+	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (b->efd < 0) {
+		error_set(err, errno, "eventfd: %s", strerror(errno));
+		sched_binder_free(b);
+		return NULL;
+	}
+	if (loop_add_fd(loop, b->efd, LOOP_READ, sched_bind__on_results, b, err) < 0) {
+		sched_binder_free(b);
+		return NULL;
+	}
+	b->threads = xcalloc(workers ? workers : 1, sizeof(*b->threads));
+	for (unsigned i = 0; i < workers; i++) {
+		int r = pthread_create(&b->threads[i], NULL, sched_bind__worker, b);
+		if (r) {
+			error_set(err, r, "cannot start a write worker: %s", strerror(r));
+			sched_binder_free(b);
+			return NULL;
+		}
+		b->nthreads++;
+	}
+	return b;
+}
+
+void sched_binder_free(struct sched_binder *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+	for (unsigned i = 0; i < b->nthreads; i++)
+		pthread_join(b->threads[i], NULL);
+	free(b->threads);
+	if (b->efd >= 0) {
+		loop_del_fd(b->loop, b->efd);
+		close(b->efd);
+	}
+	for (struct sched_bind__job *j = b->head, *next; j; j = next) {
+		next = j->next;
+		sched_bind__job_free(j);
+	}
+	for (struct sched_bind__job *j = b->done, *next; j; j = next) {
+		next = j->next;
+		sched_bind__job_free(j);
+	}
+	pthread_mutex_destroy(&b->lock);
+	pthread_cond_destroy(&b->cond);
+	free(b->mount);
+	free(b);
+}
+
+static void sched_bind__queue(struct sched_binder *b, struct sched_bind__job *j)
+{
+	const char *slash = strchr(j->key, '/');
+	const char *uid = ynode_path_str(j->doc, "metadata.uid");
+	j->uid = xstrdup(uid ? uid : "");
+	j->path = slash ? xasprintf("%s/namespaces/%.*s/pods/%s.yaml", b->mount,
+				    (int)(slash - j->key), j->key, slash + 1)
+			: xasprintf("%s/namespaces/default/pods/%s.yaml", b->mount, j->key);
+	pthread_mutex_lock(&b->lock);
+	if (b->tail)
+		b->tail->next = j;
+	else
+		b->head = j;
+	b->tail = j;
+	b->pending++;
+	pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+void sched_binder_bind(struct sched_binder *b, const char *key, struct ynode *pod, const char *node,
+		       long long priority)
+{
+	struct sched_bind__job *j = xcalloc(1, sizeof(*j));
+	j->what = SCHED_WRITE_BIND;
+	j->key = xstrdup(key);
+	j->node = xstrdup(node);
+	j->priority = priority;
+	j->doc = pod;
+	sched_bind__queue(b, j);
+}
+
+void sched_binder_status(struct sched_binder *b, const char *key, struct ynode *pod,
+			 const char *reason, const char *message)
+{
+	struct sched_bind__job *j = xcalloc(1, sizeof(*j));
+	j->what = SCHED_WRITE_STATUS;
+	j->key = xstrdup(key);
+	j->reason = xstrdup(reason);
+	j->message = xstrdup(message);
+	j->doc = pod;
+	sched_bind__queue(b, j);
+}
+
+size_t sched_binder_pending(struct sched_binder *b)
+{
+	pthread_mutex_lock(&b->lock);
+	size_t n = b->pending;
+	pthread_mutex_unlock(&b->lock);
+	return n;
+}
