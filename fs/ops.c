@@ -38,6 +38,8 @@ struct fs {
 	char *errors[FS_ERRORS_MAX]; /* ring of rejection lines */
 	size_t errors_next;
 	size_t errors_len;	     /* bytes in the ring: .errors' size */
+	char *author;		     /* the last writer, under errors_lock */
+	uid_t author_uid;
 	uint64_t errors_ino;
 	atomic_size_t scratch_bytes;
 
@@ -185,11 +187,29 @@ static char *fs__key(const struct node *dir, const char *name)
 static char *fs__author(fuse_req_t req, struct fs *fs)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	/* The last writer's name is kept: most writes come from one user, and
+	 * the password database is a file read per lookup. */
+	pthread_mutex_lock(&fs->errors_lock);
+	if (fs->author && fs->author_uid == ctx->uid) {
+		char *a = xstrdup(fs->author);
+		pthread_mutex_unlock(&fs->errors_lock);
+		return a;
+	}
+	pthread_mutex_unlock(&fs->errors_lock);
 	struct passwd pw, *res = NULL;
 	char buf[1024];
+	char *a;
 	if (getpwuid_r(ctx->uid, &pw, buf, sizeof(buf), &res) == 0 && res)
-		return xasprintf("%s <%s@%s>", pw.pw_name, pw.pw_name, fs->hostname);
-	return xasprintf("uid%u <uid%u@%s>", (unsigned)ctx->uid, (unsigned)ctx->uid, fs->hostname);
+		a = xasprintf("%s <%s@%s>", pw.pw_name, pw.pw_name, fs->hostname);
+	else
+		a = xasprintf("uid%u <uid%u@%s>", (unsigned)ctx->uid, (unsigned)ctx->uid,
+			      fs->hostname);
+	pthread_mutex_lock(&fs->errors_lock);
+	free(fs->author);
+	fs->author = xstrdup(a);
+	fs->author_uid = ctx->uid;
+	pthread_mutex_unlock(&fs->errors_lock);
+	return a;
 }
 
 /* ---- errors ---- */
@@ -2479,6 +2499,7 @@ void fs_free(struct fs *fs)
 	for (size_t i = 0; i < FS_ERRORS_MAX; i++)
 		free(fs->errors[i]);
 	tree_free(fs->tree);
+	free(fs->author);
 	free(fs->gitdir);
 	free(fs->log_dir);
 	pthread_mutex_destroy(&fs->errors_lock);

@@ -2,6 +2,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,26 +97,35 @@ void cleanup_closedirp(DIR **d)
 
 char *util_read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	size_t cap = 4096, n = 0;
+	struct stat st;
+	bool sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+	size_t cap = sized ? (size_t)st.st_size + 4096 : 4096, n = 0;
 	char *buf = xmalloc(cap);
 	for (;;) {
 		if (n + 1 >= cap)
 			buf = xrealloc(buf, cap *= 2);
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0)
+		size_t want = cap - n - 1;
+		ssize_t r = read(fd, buf + n, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			free(buf);
+			errno = e;
+			return NULL;
+		}
+		n += (size_t)r;
+		/* A regular file with a size ends at a short read: spares a
+		 * last read (a FUSE round trip) to learn of the end. Files
+		 * that say size 0 (/proc) are read until read returns 0. */
+		if (r == 0 || (sized && n >= (size_t)st.st_size && (size_t)r < want))
 			break;
 	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		errno = EIO;
-		return NULL;
-	}
+	close(fd);
 	buf[n] = '\0';
 	if (len)
 		*len = n;
