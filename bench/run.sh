@@ -34,6 +34,7 @@ for c in cc git fusermount3 du awk; do
 	command -v "$c" >/dev/null || die "needs $c"
 done
 cc -O2 -pthread -o "$FSB" "$SRC/fsbench.c" || die "cannot build fsbench"
+cc -O2 -o "$B/lmdbbase" "$SRC/lmdbbase.c" -llmdb || die "cannot build lmdbbase"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/corral-bench.XXXXXX") || die "mktemp fails"
 MNT=$T/mnt
@@ -199,6 +200,13 @@ for th in 1 8; do
 	t=$(fsbench write -d "$DT" -n 1000000000 -r "$N" -t "$th" -s "$SECS" -p cm -N bench) ||
 		die "the $th-writer tmpfs run failed"
 	row "durable writes/s, $N present, $th writer(s) [tmpfs]" "$(field "$c" rate)" "$(field "$t" rate)"
+	if [ "$th" = 1 ]; then
+		# The disk's own ceiling: bare LMDB, one durable commit per put,
+		# in a folder beside the store (same filesystem).
+		mkdir -p "$T/lmdbbase"
+		l=$("$B/lmdbbase" "$T/lmdbbase" 2000) || die "lmdbbase failed"
+		row "durable writes/s, 1 writer [bare LMDB: 1 synced txn per put]" "$(field "$c" rate)" "$(field "$l" rate)"
+	fi
 	settle "$D/$(field "$c" last)"
 done
 
