@@ -1,0 +1,40 @@
+/* dropbox.h: corral's `kubectl apply -f`: manifests written at the top of
+ * a namespace's folder (namespaces/NS/x.yaml) or of the mount (x.yaml).
+ *
+ * corral-fs checks a drop box file when it is closed and refuses it whole
+ * if a document is bad. corral-ctrl then files each document, in order,
+ * under its kind and name through the mount: in the namespace of the
+ * folder, or at the top in metadata.namespace (else default), or in the
+ * folder of a cluster-scoped kind. An object that does not exist is
+ * created as written; one that exists is updated with the written fields
+ * winning and the stored object's other fields (status among them) kept: a
+ * mapping merges key by key, anything else is replaced, and a key written
+ * as null is removed (JSON merge patch, RFC 7386). A document whose write
+ * is refused is in .errors, as any refused write, and in the log and a
+ * Warning event; the others are filed all the same. Then the drop file is
+ * removed, unless it was written again meanwhile (it is filed again).
+ *
+ * The folders are watched with inotify (the informers do not see drop
+ * files); files already there at start are filed then. */
+#ifndef CORRAL_CTRL_DROPBOX_H
+#define CORRAL_CTRL_DROPBOX_H
+
+#include "error.h"
+#include "ynode.h"
+
+struct ctrl;
+struct dropbox;
+
+struct dropbox *dropbox_new(struct ctrl *c, struct error **err);
+void dropbox_free(struct dropbox *db);
+
+/* JSON merge patch of patch onto target (changed in place): for
+ * mappings key by key, null removes, anything else replaces. */
+void dropbox_merge(struct ynode *target, const struct ynode *patch);
+
+/* Where a document of a drop box goes, below the mount; ns is the
+ * namespace folder it was dropped in (NULL at the top). NULL with *err if
+ * the kind is unknown or a name is missing. malloc'd. */
+char *dropbox_target(const char *ns, const struct ynode *doc, struct error **err);
+
+#endif

@@ -1,0 +1,278 @@
+/* main.c: corral-ctrl, the controllers of a corral cluster.
+ *
+ *   corral-ctrl [--mount DIR] [--config FILE] [--leader-elect[=BOOL]] ...
+ *
+ * Reads top to bottom: options (flags over the [ctrl] section of the
+ * config file), the loop and its signals, the writer, leadership (which
+ * starts the controllers), the loop until SIGTERM, then undo in reverse
+ * order: stop the controllers, hand the lease over, stop the writer. */
+#include "config.h"
+#include "ctrl.h"
+#include "leader.h"
+#include "leaderelect.h"
+#include "log.h"
+#include "loop.h"
+#include "util.h"
+#include "write.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CORRAL_VERSION "0.1.0"
+
+static void usage(const char *prog)
+{
+	printf(
+	    "usage: %s [--mount DIR] [--config FILE] [--leader-elect[=BOOL]] [options]\n"
+	    "\n"
+	    "Runs the controllers of the cluster mounted at DIR (default /cluster):\n"
+	    "ReplicaSets, ReplicationControllers, Deployments, the garbage collector,\n"
+	    "drop boxes and the expiry of events.\n"
+	    "  --mount DIR                           the cluster's mount (default /cluster)\n"
+	    "  --config FILE                         the [ctrl] section (default "
+	    "/etc/corral/corral.conf)\n"
+	    "  --leader-elect[=BOOL]                 run only while holding the lease (default "
+	    "true)\n"
+	    "  --leader-elect-lease-duration D       lease duration (default 15s)\n"
+	    "  --leader-elect-renew-deadline D       stop leading without a renewal for D (default "
+	    "10s)\n"
+	    "  --leader-elect-retry-period D         renew every D (default 2s)\n"
+	    "  --leader-elect-resource-name NAME     the Lease (default corral-ctrl)\n"
+	    "  --leader-elect-resource-namespace NS  its namespace (default kube-system)\n"
+	    "  --leader-elect-resource-lock leases   the kind of lock (only leases)\n"
+	    "  --controllers LIST                    '*', names, '-name' to leave one out\n"
+	    "                                        (%s)\n"
+	    "  --event-ttl D                         delete events older than D (default 1h, 0: "
+	    "keep)\n"
+	    "  --concurrent-writes N                 writes in flight through the mount (default "
+	    "16)\n"
+	    "  --burst-replicas N                    most pods one sync creates or deletes "
+	    "(default 500)\n"
+	    "  --status-interval D                   least time between status-only writes of a\n"
+	    "                                        Deployment or of a set no one owns (default "
+	    "1s)\n"
+	    "  --resync-period D                     relist every D (default 0: never)\n"
+	    "  -v, --verbose                         log at the debug level\n"
+	    "  -V, --version                         print the version\n"
+	    "  -h, --help                            this help\n"
+	    "See corral-ctrl(8).\n",
+	    prog, CTRL_NAMES);
+}
+
+static void on_signal(struct loop *loop, int signo, void *data)
+{
+	(void)data;
+	log_info("%s: stopping", strsignal(signo));
+	loop_stop(loop);
+}
+
+/* A flag's value, applied over the config file. */
+struct flag {
+	const char *name;
+	char *value;
+};
+
+int main(int argc, char **argv)
+{
+	struct ctrl_config cfg = {0};
+	const struct config_key keys[] = {
+	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg.mount, .def = "/cluster"},
+	    {.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg.log_level, .def = "info"},
+	    {.name = "leader-elect", .type = CONFIG_BOOL, .ptr = &cfg.leader_elect, .def = "true"},
+	    {.name = "leader-elect-lease-duration",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.lease_duration_ms,
+	     .def = "15s",
+	     .min = 1000,
+	     .max = 3600000},
+	    {.name = "leader-elect-renew-deadline",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.renew_deadline_ms,
+	     .def = "10s",
+	     .min = 100,
+	     .max = 3600000},
+	    {.name = "leader-elect-retry-period",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.retry_period_ms,
+	     .def = "2s",
+	     .min = 50,
+	     .max = 3600000},
+	    {.name = "leader-elect-resource-name",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.lease_name,
+	     .def = "corral-ctrl"},
+	    {.name = "leader-elect-resource-namespace",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.lease_namespace,
+	     .def = "kube-system"},
+	    {.name = "leader-elect-resource-lock",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.lease_lock,
+	     .def = "leases"},
+	    {.name = "controllers", .type = CONFIG_STRING, .ptr = &cfg.controllers, .def = "*"},
+	    {.name = "event-ttl", .type = CONFIG_DURATION, .ptr = &cfg.event_ttl_ms, .def = "1h"},
+	    {.name = "concurrent-writes",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.writers,
+	     .def = "16",
+	     .min = 1,
+	     .max = 256},
+	    {.name = "burst-replicas",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.burst_replicas,
+	     .def = "500",
+	     .min = 1,
+	     .max = 100000},
+	    {.name = "status-interval",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.status_interval_ms,
+	     .def = "1s"},
+	    {.name = "resync-period", .type = CONFIG_DURATION, .ptr = &cfg.resync_ms, .def = "0"},
+	    CONFIG_KEYS_END,
+	};
+	static const struct option opts[] = {
+	    {"mount", required_argument, NULL, 'm'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"leader-elect", optional_argument, NULL, 'L'},
+	    {"leader-elect-lease-duration", required_argument, NULL, 'K'},
+	    {"leader-elect-renew-deadline", required_argument, NULL, 'K'},
+	    {"leader-elect-retry-period", required_argument, NULL, 'K'},
+	    {"leader-elect-resource-name", required_argument, NULL, 'K'},
+	    {"leader-elect-resource-namespace", required_argument, NULL, 'K'},
+	    {"leader-elect-resource-lock", required_argument, NULL, 'K'},
+	    {"controllers", required_argument, NULL, 'K'},
+	    {"event-ttl", required_argument, NULL, 'K'},
+	    {"concurrent-writes", required_argument, NULL, 'K'},
+	    {"burst-replicas", required_argument, NULL, 'K'},
+	    {"status-interval", required_argument, NULL, 'K'},
+	    {"resync-period", required_argument, NULL, 'K'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *config_path = NULL;
+	struct flag flags[32];
+	size_t nflags = 0;
+	bool verbose = false;
+	int c, idx = 0;
+
+	log_set_ident("corral-ctrl");
+	while ((c = getopt_long(argc, argv, "vVh", opts, &idx)) != -1) {
+		switch (c) {
+		case 'm':
+		case 'L':
+		case 'K':
+			if (nflags == ARRAY_SIZE(flags))
+				break;
+			flags[nflags].name = c == 'm' ? "mount" : opts[idx].name;
+			flags[nflags].value = xstrdup(c == 'L' && !optarg ? "true" : optarg);
+			nflags++;
+			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'V':
+			printf("corral-ctrl %s\n", CORRAL_VERSION);
+			return 0;
+		case 'h':
+			usage(argv[0]);
+			return 0;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "corral-ctrl: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+
+	struct error *err = NULL;
+	int ret = 2; /* the configuration is wrong, until it is read */
+	if (config_load(config_path, "ctrl", keys, &err) < 0)
+		goto out_config;
+	for (size_t i = 0; i < nflags; i++)
+		if (config_set(keys, flags[i].name, flags[i].value, &err) < 0) {
+			error_prefix(&err, "--%s", flags[i].name);
+			goto out_config;
+		}
+	if (log_parse_level(cfg.log_level) < 0) {
+		error_set(&err, EINVAL,
+			  "log-level: unknown level \"%s\" (debug, info, warn, error)",
+			  cfg.log_level);
+		goto out_config;
+	}
+	if (strcmp(cfg.lease_lock, "leases") != 0) {
+		error_set(&err, EINVAL,
+			  "leader-elect-resource-lock: Unsupported value \"%s\": supported: leases",
+			  cfg.lease_lock);
+		goto out_config;
+	}
+	if (ctrl_check_controllers(cfg.controllers, &err) < 0)
+		goto out_config;
+	if (cfg.leader_elect && !(cfg.retry_period_ms < cfg.renew_deadline_ms &&
+				  cfg.renew_deadline_ms < cfg.lease_duration_ms)) {
+		error_set(&err, EINVAL,
+			  "leader election: want retry period < renew deadline < lease duration");
+		goto out_config;
+	}
+	log_set_level(verbose ? LOG_DEBUG : (enum log_level)log_parse_level(cfg.log_level));
+	ret = 1;
+
+	struct ctrl ctx = {.cfg = &cfg, .mount = cfg.mount};
+	struct ctrl_leader *leader = NULL;
+	cleanup_free char *nsdir = xasprintf("%s/namespaces", cfg.mount);
+	struct stat st;
+	if (stat(nsdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		error_set(&err, ENOENT, "no cluster is mounted at %s (no %s)", cfg.mount, nsdir);
+		goto out;
+	}
+	char host[256] = "localhost";
+	gethostname(host, sizeof(host) - 1);
+	ctx.host = xstrdup(host);
+	ctx.identity = leader_identity();
+	if (!(ctx.loop = loop_new(&err)))
+		goto out;
+	if (loop_on_signal(ctx.loop, SIGTERM, on_signal, NULL, &err) < 0 ||
+	    loop_on_signal(ctx.loop, SIGINT, on_signal, NULL, &err) < 0)
+		goto out;
+	if (!(ctx.writer = writer_new(ctx.loop, cfg.mount, (unsigned)cfg.writers, &err)))
+		goto out;
+	if (!(leader = ctrl_leader_new(&ctx, &err)))
+		goto out;
+	log_info("corral-ctrl %s on %s as %s%s", CORRAL_VERSION, cfg.mount, ctx.identity,
+		 cfg.leader_elect ? "" : " (no leader election)");
+	if (ctrl_leader_start(leader, &err) < 0)
+		goto out;
+	if (!ctrl_leader_failed(leader) && loop_run(ctx.loop, &err) < 0)
+		goto out;
+	ret = ctrl_leader_failed(leader) ? 1 : 0;
+
+out:
+	ctrl_leader_free(leader);
+	writer_free(ctx.writer);
+	loop_free(ctx.loop);
+	free(ctx.identity);
+	free(ctx.host);
+out_config:
+	if (err) {
+		log_error("%s", err->msg);
+		error_free(err);
+	}
+	for (size_t i = 0; i < nflags; i++)
+		free(flags[i].value);
+	config_free(keys);
+	if (ret == 0)
+		log_info("stopped");
+	return ret;
+}
