@@ -232,16 +232,15 @@ int object_build(struct object_build *b, struct error **err)
 	/* Optimistic concurrency: a written resourceVersion or uid must be the
 	 * stored one. */
 	const char *rv = ynode_str(ynode_get(md, "resourceVersion"));
+	cleanup_free char *stale_rv = NULL; /* decided once the change is known */
+	const char *old_rv = old ? ynode_path_str(old, "metadata.resourceVersion") : NULL;
 	if (rv && *rv) {
-		const char *old_rv = old ? ynode_path_str(old, "metadata.resourceVersion") : NULL;
 		if (!old_rv)
 			return error_set(err, EAGAIN,
 					 "metadata.resourceVersion: Conflict: \"%s\" was given but the object no longer exists",
 					 rv);
 		if (strcmp(rv, old_rv) != 0)
-			return error_set(err, EAGAIN,
-					 "metadata.resourceVersion: Conflict: the object has been modified (stored %s, written %s); read it again and apply your change to the latest version",
-					 old_rv, rv);
+			stale_rv = xstrdup(rv);
 	}
 	const char *uid = ynode_str(ynode_get(md, "uid"));
 	const char *old_uid = old ? ynode_path_str(old, "metadata.uid") : NULL;
@@ -296,6 +295,27 @@ int object_build(struct object_build *b, struct error **err)
 		ynode_sort(md);
 	}
 
+	b->decl_changed = !old || !ynode_equal(old_decl, new_decl);
+	if (stale_rv) {
+		/* Written over a version that is no longer the stored one. That
+		 * is a conflict, unless it changes what is declared and nothing
+		 * declared changed since the version it was read at: only
+		 * status moved meanwhile (a controller's), and an edit such as
+		 * `sed -i` of the spec then stands, keeping the stored status,
+		 * as a status subresource keeps spec and status apart. */
+		char *end;
+		unsigned long long seen = strtoull(stale_rv, &end, 10);
+		unsigned long long cur = strtoull(old_rv, NULL, 10);
+		unsigned long long decl = b->old_decl_rv ? b->old_decl_rv : cur;
+		if (*end || !b->decl_changed || seen > cur || seen < decl)
+			return error_set(err, EAGAIN,
+					 "metadata.resourceVersion: Conflict: the object has been modified (stored %s, written %s); read it again and apply your change to the latest version",
+					 old_rv, stale_rv);
+		ynode_del(obj, "status");
+		if (ynode_get(old, "status"))
+			ynode_set(obj, "status", ynode_clone(ynode_get(old, "status")));
+		ynode_sort(obj);
+	}
 	bool declared = k->history && !object__controller_owned(obj);
 	bool was_declared = old && k->history && !object__controller_owned(old);
 	if (declared && !(was_declared && ynode_equal(old_decl, new_decl))) {

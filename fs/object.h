@@ -28,10 +28,12 @@ struct object_build {
 	size_t len;
 	const char *old_yaml; /* the stored object, NULL on create */
 	size_t old_len;
+	uint64_t old_decl_rv; /* revision of its last declared change (0: unknown) */
 	/* Out. */
 	struct ynode *obj;    /* to store (resourceVersion set by the store) */
 	char *declared;	      /* declared form for the history, or NULL */
 	char *message;	      /* commit message, when declared is set */
+	bool decl_changed;    /* the declared part differs from the stored one */
 };
 
 int object_build(struct object_build *b, struct error **err);

@@ -574,7 +574,7 @@ static int fs__store_object(struct fs *fs, const struct kind_info *k, const char
 		bool have_old = r == 0;
 		struct object_build b = {.kind = k, .ns = ns, .name = name, .text = text,
 					 .len = len, .old_yaml = have_old ? old.yaml : NULL,
-					 .old_len = old.len};
+					 .old_len = old.len, .old_decl_rv = old.decl_rv};
 		r = object_build(&b, err);
 		if (r < 0) {
 			store_record_clear(&old);
@@ -584,7 +584,7 @@ static int fs__store_object(struct fs *fs, const struct kind_info *k, const char
 					 .expect_rv = have_old ? old.rv : 0,
 					 .history_path = b.message ? hpath : NULL,
 					 .history_yaml = b.declared, .message = b.message,
-					 .author = author};
+					 .author = author, .decl_changed = b.decl_changed};
 		struct error *serr = NULL;
 		r = store_apply(fs->store, &c, &serr);
 		store_record_clear(&old);
@@ -2550,7 +2550,7 @@ static int fs__restore_one(void *data, const char *path, const char *yaml, size_
 		return 0;
 	}
 	/* Already in the history: not queued again. */
-	struct store_change c = {.key = key, .obj = b.obj};
+	struct store_change c = {.key = key, .obj = b.obj, .decl_changed = true};
 	int r = store_apply(rs->store, &c, &err);
 	free(c.yaml);
 	object_build_clear(&b);

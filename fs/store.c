@@ -36,6 +36,7 @@ struct store__req {
 struct store {
 	MDB_env *env;
 	MDB_dbi objects, outbox, meta;
+	MDB_dbi declrv; /* key -> revision of its last declared change */
 	uint64_t rev; /* last committed revision; under lock */
 
 	pthread_mutex_t lock;
@@ -100,7 +101,7 @@ int store_open(const char *dir, struct store **out, struct error **err)
 	MDB_txn *txn = NULL;
 	if ((rc = mdb_env_create(&s->env)) != 0)
 		goto mdb_fail;
-	mdb_env_set_maxdbs(s->env, 4);
+	mdb_env_set_maxdbs(s->env, 8);
 	mdb_env_set_mapsize(s->env, STORE_MAP_SIZE);
 	mdb_env_set_maxreaders(s->env, 256);
 	/* NOTLS: read transactions are short and may run on any FUSE thread. */
@@ -110,7 +111,8 @@ int store_open(const char *dir, struct store **out, struct error **err)
 		goto mdb_fail;
 	if ((rc = mdb_dbi_open(txn, "objects", MDB_CREATE, &s->objects)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "outbox", MDB_CREATE, &s->outbox)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0)
+	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "declrv", MDB_CREATE, &s->declrv)) != 0)
 		goto mdb_fail;
 	MDB_val k = {.mv_size = 3, .mv_data = "rev"}, v;
 	rc = mdb_get(txn, s->meta, &k, &v);
@@ -212,6 +214,15 @@ static int store__apply_one(struct store *s, MDB_txn *txn, uint64_t *rev,
 		store__put_le64((unsigned char *)v.mv_data + 8, (uint64_t)c->mtime_ns);
 		memcpy((char *)v.mv_data + 16, c->yaml, c->yaml_len);
 	} else if ((rc = mdb_del(txn, s->objects, &k, NULL)) != 0) {
+		return *fatal = true, store__mdb_err(err, rc, c->key);
+	}
+	if (c->obj && c->decl_changed) {
+		unsigned char buf[8];
+		store__put_le64(buf, c->rv);
+		MDB_val dv = {.mv_size = 8, .mv_data = buf};
+		if ((rc = mdb_put(txn, s->declrv, &k, &dv, 0)) != 0)
+			return *fatal = true, store__mdb_err(err, rc, c->key);
+	} else if (!c->obj && (rc = mdb_del(txn, s->declrv, &k, NULL)) != 0 && rc != MDB_NOTFOUND) {
 		return *fatal = true, store__mdb_err(err, rc, c->key);
 	}
 	if (c->history_path && store__outbox_put(s, txn, c, err) < 0)
@@ -353,8 +364,12 @@ int store_get(struct store *s, const char *key, struct store_record *rec, struct
 		return store__mdb_err(err, rc, "read");
 	MDB_val k = {.mv_size = strlen(key), .mv_data = (void *)key}, v;
 	rc = mdb_get(txn, s->objects, &k, &v);
-	if (rc == 0)
+	if (rc == 0) {
 		store__record_from(&v, true, rec);
+		MDB_val dv;
+		if (mdb_get(txn, s->declrv, &k, &dv) == 0 && dv.mv_size == 8)
+			rec->decl_rv = store__get_le64(dv.mv_data);
+	}
 	mdb_txn_abort(txn);
 	if (rc == MDB_NOTFOUND)
 		return error_set(err, ENOENT, "%s: no such object", key);

@@ -31,6 +31,7 @@ struct store_change {
 	const char *history_yaml;   /* declared form; NULL: a deletion */
 	const char *message;	    /* one line for `git log --oneline` */
 	const char *author;	    /* "name <email>" */
+	bool decl_changed;	    /* the declared part changed (or was made) */
 	/* Results, set by store_apply(). */
 	uint64_t rv;		    /* the change's revision */
 	char *yaml;		    /* the stored text (malloc'd), not on delete */
@@ -40,6 +41,8 @@ struct store_change {
 
 struct store_record {
 	uint64_t rv;
+	uint64_t decl_rv; /* revision of the last change of the declared part
+			     (0 when not known: then rv) */
 	int64_t mtime_ns;
 	char *yaml; /* malloc'd, NUL-terminated */
 	size_t len;
