@@ -1039,9 +1039,7 @@ static void fs__mkdir_run(fuse_req_t req, fuse_ino_t parent, const char *name, m
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	bool have_object = tree_child(fs->tree, dir, xasprintf("%s.yaml", name)) != NULL;
 	FS_UNLOCK(fs);
-	(void)have_object;
 
 	/* mkdir namespaces/NAME declares the Namespace NAME. */
 	cleanup_free char *text = xasprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: '%s'\n", name);
