@@ -116,6 +116,7 @@ fuzz:
 bench: all
 	@bench/run.sh $(B)
 	@bench/sched.sh $(B)
+	@bench/ctrl.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \
