@@ -1,22 +1,28 @@
 /* main.c: corral-sched, the scheduler: binds pending pods to nodes by
  * writing spec.nodeName through the mount.
  *
- *   corral-sched [--mount DIR] [--config FILE] [--scheduler-name NAME] [--verbose]
+ *   corral-sched [--mount DIR] [--config FILE] [--scheduler-name NAME]
+ *                [--leader-elect[=BOOL]] ... [--verbose]
  *
  * Reads top to bottom: options, the [sched] section of the config file
- * (flags win), the loop and its signals, the scheduler, run until SIGTERM or
- * SIGINT, then undo in reverse order. */
+ * (flags win), the loop and its signals, the scheduler, leadership (which
+ * starts it), run until SIGTERM or SIGINT (or until the lease is lost),
+ * then undo in reverse order: stop the scheduler, hand the lease over. */
 #include "config.h"
+#include "leader.h"
+#include "leaderelect.h"
 #include "log.h"
 #include "loop.h"
 #include "scheduler.h"
 #include "util.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CORRAL_VERSION "0.1.0"
 
@@ -25,6 +31,12 @@ struct sched_config {
 	char *mount;
 	char *scheduler_name;
 	char *log_level;
+	bool leader_elect;
+	uint64_t lease_duration_ms;
+	uint64_t renew_deadline_ms;
+	uint64_t retry_period_ms;
+	char *lease_name;
+	char *lease_namespace;
 	int workers;
 	int percentage;
 	uint64_t initial_backoff_ms;
@@ -36,20 +48,41 @@ struct sched_config {
 
 static void usage(FILE *f, const char *prog)
 {
-	fprintf(f,
-		"usage: %s [--mount DIR] [--config FILE] [--scheduler-name NAME] [--verbose]\n"
-		"\n"
-		"Binds the pending pods of the cluster mounted at DIR to its nodes.\n"
-		"  --mount DIR            the cluster's mount (default: mount in [sched], else "
-		"/cluster)\n"
-		"  --config FILE          the [sched] section (default /etc/corral/corral.conf)\n"
-		"  --scheduler-name NAME  schedule the pods whose spec.schedulerName is NAME\n"
-		"                         (default default-scheduler)\n"
-		"  --verbose              log at the debug level\n"
-		"  -h, --help             print this and exit\n"
-		"  -V, --version          print the version and exit\n"
-		"See corral-sched(8).\n",
-		prog);
+	fprintf(
+	    f,
+	    "usage: %s [--mount DIR] [--config FILE] [--scheduler-name NAME]\n"
+	    "       [--leader-elect[=BOOL]] [options] [--verbose]\n"
+	    "\n"
+	    "Binds the pending pods of the cluster mounted at DIR to its nodes.\n"
+	    "  --mount DIR                           the cluster's mount (default: mount in "
+	    "[sched],\n"
+	    "                                        else /cluster)\n"
+	    "  --config FILE                         the [sched] section (default "
+	    "/etc/corral/corral.conf)\n"
+	    "  --scheduler-name NAME                 schedule the pods whose spec.schedulerName "
+	    "is\n"
+	    "                                        NAME (default default-scheduler)\n"
+	    "  --leader-elect[=BOOL]                 schedule only while holding the lease "
+	    "(default\n"
+	    "                                        true)\n"
+	    "  --leader-elect-lease-duration D       lease duration (default 15s)\n"
+	    "  --leader-elect-renew-deadline D       stop leading without a renewal for D "
+	    "(default 10s)\n"
+	    "  --leader-elect-retry-period D         renew every D (default 2s)\n"
+	    "  --leader-elect-resource-name NAME     the Lease (default corral-sched)\n"
+	    "  --leader-elect-resource-namespace NS  its namespace (default kube-system)\n"
+	    "  --verbose                             log at the debug level\n"
+	    "  -h, --help                            print this and exit\n"
+	    "  -V, --version                         print the version and exit\n"
+	    "See corral-sched(8).\n",
+	    prog);
+}
+
+static bool has_cluster(const char *mount)
+{
+	cleanup_free char *nsdir = xasprintf("%s/namespaces", mount);
+	struct stat st;
+	return stat(nsdir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static void on_stop(struct loop *loop, int signo, void *data)
@@ -65,17 +98,37 @@ int main(int argc, char **argv)
 	    {"mount", required_argument, NULL, 'm'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"scheduler-name", required_argument, NULL, 'n'},
+	    {"leader-elect", optional_argument, NULL, 'L'},
+	    {"leader-elect-lease-duration", required_argument, NULL, 'K'},
+	    {"leader-elect-renew-deadline", required_argument, NULL, 'K'},
+	    {"leader-elect-retry-period", required_argument, NULL, 'K'},
+	    {"leader-elect-resource-name", required_argument, NULL, 'K'},
+	    {"leader-elect-resource-namespace", required_argument, NULL, 'K'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *opt_mount = NULL, *opt_config = NULL, *opt_name = NULL;
+	/* The leader-elect flags, applied over the config file in order. */
+	struct {
+		const char *name;
+		const char *value;
+	} flags[16];
+	size_t nflags = 0;
 	bool verbose = false;
-	int c;
+	int c, idx = 0;
 	log_set_ident("corral-sched");
-	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hV", longopts, &idx)) != -1) {
 		switch (c) {
+		case 'L':
+		case 'K':
+			if (nflags == ARRAY_SIZE(flags))
+				break;
+			flags[nflags].name = longopts[idx].name;
+			flags[nflags].value = c == 'L' && !optarg ? "true" : optarg;
+			nflags++;
+			break;
 		case 'm':
 			opt_mount = optarg;
 			break;
@@ -113,6 +166,33 @@ int main(int argc, char **argv)
 	     .ptr = &cfg.scheduler_name,
 	     .def = "default-scheduler"},
 	    {.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg.log_level, .def = "info"},
+	    {.name = "leader-elect", .type = CONFIG_BOOL, .ptr = &cfg.leader_elect, .def = "true"},
+	    {.name = "leader-elect-lease-duration",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.lease_duration_ms,
+	     .def = "15s",
+	     .min = 1000,
+	     .max = 3600000},
+	    {.name = "leader-elect-renew-deadline",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.renew_deadline_ms,
+	     .def = "10s",
+	     .min = 100,
+	     .max = 3600000},
+	    {.name = "leader-elect-retry-period",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.retry_period_ms,
+	     .def = "2s",
+	     .min = 50,
+	     .max = 3600000},
+	    {.name = "leader-elect-resource-name",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.lease_name,
+	     .def = "corral-sched"},
+	    {.name = "leader-elect-resource-namespace",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.lease_namespace,
+	     .def = "kube-system"},
 	    {.name = "bind-workers",
 	     .type = CONFIG_INT,
 	     .ptr = &cfg.workers,
@@ -179,11 +259,18 @@ int main(int argc, char **argv)
 	struct error *err = NULL;
 	if (config_load(opt_config, "sched", keys, &err) < 0 ||
 	    (opt_mount && config_set(keys, "mount", opt_mount, &err) < 0) ||
-	    (opt_name && config_set(keys, "scheduler-name", opt_name, &err) < 0)) {
-		fprintf(stderr, "corral-sched: %s\n", err->msg);
-		error_free(err);
-		config_free(keys);
-		return 2;
+	    (opt_name && config_set(keys, "scheduler-name", opt_name, &err) < 0))
+		goto out_config;
+	for (size_t i = 0; i < nflags; i++)
+		if (config_set(keys, flags[i].name, flags[i].value, &err) < 0) {
+			error_prefix(&err, "--%s", flags[i].name);
+			goto out_config;
+		}
+	if (cfg.leader_elect && !(cfg.retry_period_ms < cfg.renew_deadline_ms &&
+				  cfg.renew_deadline_ms < cfg.lease_duration_ms)) {
+		error_set(&err, EINVAL,
+			  "leader election: want retry period < renew deadline < lease duration");
+		goto out_config;
 	}
 	int level = log_parse_level(cfg.log_level);
 	if (level < 0) {
@@ -203,6 +290,8 @@ int main(int argc, char **argv)
 
 	int ret = 1;
 	struct scheduler *s = NULL;
+	struct sched_leader *leader = NULL;
+	char *identity = leader_identity();
 	struct loop *loop = loop_new(&err);
 	if (!loop)
 		goto out;
@@ -236,9 +325,30 @@ int main(int argc, char **argv)
 		},
 	};
 	s = scheduler_new(loop, &o);
-	if (scheduler_start(s, &err) < 0)
+	/* Checked here, as a follower reads nothing of the cluster but its lease. */
+	if (!has_cluster(cfg.mount)) {
+		error_set(&err, ENOENT, "no cluster is mounted at %s (no %s/namespaces)", cfg.mount,
+			  cfg.mount);
 		goto out;
-	if (loop_run(loop, &err) < 0)
+	}
+	struct leader_config lc = {
+	    .mount = cfg.mount,
+	    .ns = cfg.lease_namespace,
+	    .name = cfg.lease_name,
+	    .identity = identity,
+	    .lease_ms = cfg.lease_duration_ms,
+	    .renew_ms = cfg.renew_deadline_ms,
+	    .retry_ms = cfg.retry_period_ms,
+	};
+	if (!(leader = sched_leader_new(loop, s, cfg.leader_elect ? &lc : NULL, &err)))
+		goto out;
+	log_info("corral-sched %s on %s as %s%s", CORRAL_VERSION, cfg.mount, identity,
+		 cfg.leader_elect ? "" : " (no leader election)");
+	if (sched_leader_start(leader, &err) < 0)
+		goto out;
+	if (!sched_leader_failed(leader) && loop_run(loop, &err) < 0)
+		goto out;
+	if (sched_leader_failed(leader))
 		goto out;
 	const struct scheduler_stats *st = scheduler_stats(s);
 	log_info("stopped: %zu pods bound, %zu binding conflicts, %zu failed bindings, %zu "
@@ -250,8 +360,17 @@ out:
 		log_error("%s", err->msg);
 		error_free(err);
 	}
+	/* The binder's writes in flight finish before the lease is handed over. */
 	scheduler_free(s);
+	sched_leader_free(leader);
 	loop_free(loop);
+	free(identity);
 	config_free(keys);
 	return ret;
+
+out_config:
+	fprintf(stderr, "corral-sched: %s\n", err->msg);
+	error_free(err);
+	config_free(keys);
+	return 2;
 }

@@ -2,8 +2,9 @@
 # corral-sched against a real mount: hollow nodes written as files, pods
 # that fit in one place only, the unschedulable message word for word,
 # nodeSelector, affinity, taints, cordon, host ports, anti-affinity, retries
-# when the cluster changes, schedulerName, terminated pods, and two
-# schedulers at once that never both bind a pod. SCHED_TEST_LOGS=DIR keeps
+# when the cluster changes, schedulerName, terminated pods, two
+# schedulers at once that never both bind a pod, and leader election (only
+# the lease holder binds; another takes over after kill -9). SCHED_TEST_LOGS=DIR keeps
 # the schedulers' logs there; CORRAL_SCHED_BIN picks another binary (ASan).
 . "$(dirname "$0")/lib.sh"
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
@@ -43,8 +44,10 @@ bound() { [ -n "$(node_of "$1")" ]; }
 # The message of the pod's PodScheduled condition, unquoted.
 message_of() { sed -n "s/^    message: //p" "$P/$1.yaml" | sed "s/^'\(.*\)'\$/\1/; s/''/'/g"; }
 says() { [ "$(message_of "$1")" = "$2" ]; }
+NSCHED=0 # schedulers started: each logs to sched.N.log
 start_sched() {
-	"$SCHED" --mount "$M" "$@" >>"$T/sched.$((${#SPIDS[@]} + 1)).log" 2>&1 &
+	NSCHED=$((NSCHED + 1))
+	"$SCHED" --mount "$M" "$@" >>"$T/sched.$NSCHED.log" 2>&1 &
 	SPIDS+=($!)
 }
 
@@ -174,11 +177,15 @@ Y
 check "an init container bigger than the node keeps the pod off it" \
 	wait_for 15 grep -q '1 Insufficient cpu' "$P/init.yaml"
 
-# Two schedulers at once: every pod bound once, no node oversubscribed.
+check "the first scheduler holds the lease" \
+	grep -q "$(sed -n 's/.* as \([^ ]*\).*/\1/p' "$T/sched.1.log" | head -1)" "$M/namespaces/kube-system/leases/corral-sched.yaml"
+
+# Two schedulers at once: every pod bound once, no node oversubscribed. The
+# second runs without leader election so that both bind.
 node a1 4 8Gi "pool: race"
 node a2 4 8Gi "pool: race"
 node a3 4 8Gi "pool: race"
-start_sched --verbose
+start_sched --verbose --leader-elect=false
 wait_for 10 grep -q 'scheduling for default-scheduler' "$T/sched.2.log"
 mkdir "$M/namespaces/race"
 R=$M/namespaces/race/pods
@@ -215,6 +222,68 @@ SPIDS=()
 check "corral-sched stops cleanly on SIGTERM" test "$rc" = 0
 check "and says so" grep -q 'stopped:' "$T/sched.1.log"
 refute "no scheduler logged an error" grep -q ' error: ' "$T/sched.1.log" "$T/sched.2.log"
+LEASE_FILE=$M/namespaces/kube-system/leases/corral-sched.yaml
+check "... and hands the lease over" grep -q "holderIdentity: ''" "$LEASE_FILE"
+
+# Leader election: of two schedulers, only the lease holder binds; after
+# kill -9 of it, the other takes over within the lease duration.
+LEASE=(--leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms)
+identity_of() { sed -n 's/.* as \([^ ]*\).*/\1/p' "$T/sched.$1.log" | head -1; }
+start_sched --verbose "${LEASE[@]}"
+L1=${SPIDS[-1]}
+check "a scheduler with leader election takes the free lease and schedules" \
+	wait_for 10 grep -q 'scheduling for default-scheduler' "$T/sched.3.log"
+start_sched --verbose "${LEASE[@]}"
+L2=${SPIDS[-1]}
+check "a second one follows" wait_for 10 grep -q 'is held by' "$T/sched.4.log"
+check "... the lease names the first" grep -q "holderIdentity: $(identity_of 3)" "$LEASE_FILE"
+mkdir "$M/namespaces/elect"
+E=$M/namespaces/elect/pods
+epod() {
+	cat >"$E/$1.yaml" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeSelector: {pool: race}
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "10m"}}}]
+Y
+}
+for i in $(seq 1 10); do epod e$i; done
+check "the leader binds all 10 pods" wait_for 15 bash -c "[ \$(cat $E/*.yaml | grep -c '^  nodeName:') = 10 ]"
+check "... all of them itself" wait_for 5 bash -c "[ \$(grep -c 'elect/e[0-9]*: bound to' $T/sched.3.log) = 10 ]"
+refute "the follower binds nothing" grep -q 'bound to' "$T/sched.4.log"
+refute "... nor schedules at all" grep -q 'scheduling for default-scheduler' "$T/sched.4.log"
+kill -9 "$L1"
+wait "$L1" 2>/dev/null
+check "kill -9 of the leader: the follower takes over within the lease duration" \
+	wait_for 5 grep -q 'scheduling for default-scheduler' "$T/sched.4.log"
+check "... the lease names it" grep -q "holderIdentity: $(identity_of 4)" "$LEASE_FILE"
+check "... and counts the transition" grep -q 'leaseTransitions: [1-9]' "$LEASE_FILE"
+epod after
+check "the new leader binds a new pod" wait_for 15 grep -q 'elect/after: bound to' "$T/sched.4.log"
+check "... once" bound after
+kill "$L2"
+rc=0
+wait "$L2" || rc=$?
+SPIDS=()
+check "the new leader stops cleanly on SIGTERM" test "$rc" = 0
+check "... and hands the lease over" grep -q "holderIdentity: ''" "$LEASE_FILE"
+refute "it logged no error" grep -q ' error: ' "$T/sched.4.log"
+# Leadership lost (another holder wrote the lease): exit non-zero, as
+# kube-scheduler does, rather than bind any further.
+start_sched "${LEASE[@]}"
+L3=${SPIDS[-1]}
+wait_for 10 grep -q 'scheduling for default-scheduler' "$T/sched.5.log"
+sed -i 's/holderIdentity: .*/holderIdentity: intruder/' "$LEASE_FILE"
+check "a leader that loses the lease exits" wait_for 5 bash -c "! kill -0 $L3"
+rc=0
+wait "$L3" || rc=$?
+SPIDS=()
+check "... non-zero" test "$rc" != 0
+check "... saying leaderelection lost" grep -q 'error: leaderelection lost' "$T/sched.5.log"
+refute "a renew deadline longer than the lease duration is refused" \
+	"$SCHED" --mount "$M" --leader-elect-renew-deadline 20s
 if [ "$FAILS" != 0 ]; then
 	echo "--- sched.1.log (tail)" >&2
 	grep -v ' debug: ' "$T/sched.1.log" | tail -30 >&2
