@@ -239,8 +239,20 @@ int object_build(struct object_build *b, struct error **err)
 			return error_set(err, EAGAIN,
 					 "metadata.resourceVersion: Conflict: \"%s\" was given but the object no longer exists",
 					 rv);
-		if (strcmp(rv, old_rv) != 0)
+		if (strcmp(rv, old_rv) != 0) {
+			/* Written over an older version: a conflict at once if
+			 * what is declared changed since (so a lost race is
+			 * EAGAIN, not the validation error it would meet). */
+			char *end;
+			unsigned long long seen = strtoull(rv, &end, 10);
+			unsigned long long cur = strtoull(old_rv, NULL, 10);
+			unsigned long long decl = b->old_decl_rv ? b->old_decl_rv : cur;
+			if (*end || seen > cur || seen < decl)
+				return error_set(err, EAGAIN,
+						 "metadata.resourceVersion: Conflict: the object has been modified (stored %s, written %s); read it again and apply your change to the latest version",
+						 old_rv, rv);
 			stale_rv = xstrdup(rv);
+		}
 	}
 	const char *uid = ynode_str(ynode_get(md, "uid"));
 	const char *old_uid = old ? ynode_path_str(old, "metadata.uid") : NULL;
@@ -297,17 +309,13 @@ int object_build(struct object_build *b, struct error **err)
 
 	b->decl_changed = !old || !ynode_equal(old_decl, new_decl);
 	if (stale_rv) {
-		/* Written over a version that is no longer the stored one. That
-		 * is a conflict, unless it changes what is declared and nothing
-		 * declared changed since the version it was read at: only
-		 * status moved meanwhile (a controller's), and an edit such as
-		 * `sed -i` of the spec then stands, keeping the stored status,
-		 * as a status subresource keeps spec and status apart. */
-		char *end;
-		unsigned long long seen = strtoull(stale_rv, &end, 10);
-		unsigned long long cur = strtoull(old_rv, NULL, 10);
-		unsigned long long decl = b->old_decl_rv ? b->old_decl_rv : cur;
-		if (*end || !b->decl_changed || seen > cur || seen < decl)
+		/* Written over a version that is no longer the stored one, but
+		 * nothing declared changed since it was read (checked above):
+		 * only status moved meanwhile (a controller's). An edit of the
+		 * declared part, such as `sed -i` of the spec, then stands,
+		 * keeping the stored status, as a status subresource keeps
+		 * spec and status apart; a status write is still a conflict. */
+		if (!b->decl_changed)
 			return error_set(err, EAGAIN,
 					 "metadata.resourceVersion: Conflict: the object has been modified (stored %s, written %s); read it again and apply your change to the latest version",
 					 old_rv, stale_rv);
