@@ -2410,6 +2410,26 @@ static void update_selector(struct vctx *c, const struct ynode *obj,
 	check_immutable(c, obj, old, "spec.selector");
 }
 
+/* A Deployment's strategy or a DaemonSet's updateStrategy: a type from
+ * types, and rollingUpdate only with a type other than no_rolling. */
+static void check_update_strategy(struct vctx *c, struct ynode *spec, const char *field,
+				  const char *const *types, const char *no_rolling,
+				  bool daemon_set)
+{
+	struct ynode *st = get_map(c, spec, field, OPT);
+	if (!st)
+		return;
+	size_t sm = path_push(c, field);
+	const char *type = get_enum(c, st, "type", OPT, types);
+	struct ynode *ru = get_map(c, st, "rollingUpdate", OPT);
+	if (ru && type && !strcmp(type, no_rolling))
+		err_forbidden(c, "rollingUpdate",
+			      "may not be specified when strategy `type` is '%s'", no_rolling);
+	else if (ru)
+		check_rolling_update(c, ru, daemon_set, false);
+	path_pop(c, sm);
+}
+
 static void check_deployment(struct vctx *c, struct ynode *obj)
 {
 	struct ynode *spec = get_map(c, obj, "spec", REQ);
@@ -2429,20 +2449,7 @@ static void check_deployment(struct vctx *c, struct ynode *obj)
 				"must be greater than minReadySeconds");
 	bool paused = false;
 	get_bool(c, spec, "paused", OPT, &paused);
-	struct ynode *st = get_map(c, spec, "strategy", OPT);
-	if (st) {
-		size_t sm = path_push(c, "strategy");
-		const char *type =
-		    get_enum(c, st, "type", OPT, deploy_strategies);
-		struct ynode *ru = get_map(c, st, "rollingUpdate", OPT);
-		if (ru && type && !strcmp(type, "Recreate"))
-			err_forbidden(
-			    c, "rollingUpdate",
-			    "may not be specified when strategy `type` is 'Recreate'");
-		else if (ru)
-			check_rolling_update(c, ru, false, false);
-		path_pop(c, sm);
-	}
+	check_update_strategy(c, spec, "strategy", deploy_strategies, "Recreate", false);
 	path_pop(c, mark);
 }
 
@@ -2475,19 +2482,7 @@ static void check_daemon_set(struct vctx *c, struct ynode *obj)
 	check_selector_template(c, spec, t, "daemonset");
 	get_i32_min(c, spec, "minReadySeconds", 0, NULL);
 	get_i32_min(c, spec, "revisionHistoryLimit", 0, NULL);
-	struct ynode *st = get_map(c, spec, "updateStrategy", OPT);
-	if (st) {
-		size_t sm = path_push(c, "updateStrategy");
-		const char *type = get_enum(c, st, "type", OPT, ds_strategies);
-		struct ynode *ru = get_map(c, st, "rollingUpdate", OPT);
-		if (ru && type && !strcmp(type, "OnDelete"))
-			err_forbidden(
-			    c, "rollingUpdate",
-			    "may not be specified when strategy `type` is 'OnDelete'");
-		else if (ru)
-			check_rolling_update(c, ru, true, false);
-		path_pop(c, sm);
-	}
+	check_update_strategy(c, spec, "updateStrategy", ds_strategies, "OnDelete", true);
 	path_pop(c, mark);
 }
 
