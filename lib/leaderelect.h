@@ -59,6 +59,21 @@ const char *leader_holder(const struct leader *l);
  * leaseDurationSeconds 1. Does not call on_stopped. */
 void leader_release(struct leader *l);
 
+/* The config keys of leader election, named as Kubernetes' flags, for a
+ * daemon's table in lib/config.h; the arguments point at its fields. */
+#define LEADER_CONFIG_KEYS(elect_, lease_, renew_, retry_, name_, name_def_, ns_)                       \
+	{.name = "leader-elect", .type = CONFIG_BOOL, .ptr = (elect_), .def = "true"},           \
+	{.name = "leader-elect-lease-duration", .type = CONFIG_DURATION, .ptr = (lease_),         \
+	 .def = "15s", .min = 1000, .max = 3600000},                                            \
+	{.name = "leader-elect-renew-deadline", .type = CONFIG_DURATION, .ptr = (renew_),         \
+	 .def = "10s", .min = 100, .max = 3600000},                                             \
+	{.name = "leader-elect-retry-period", .type = CONFIG_DURATION, .ptr = (retry_),           \
+	 .def = "2s", .min = 50, .max = 3600000},                                               \
+	{.name = "leader-elect-resource-name", .type = CONFIG_STRING, .ptr = (name_),             \
+	 .def = (name_def_)},                                                                    \
+	{.name = "leader-elect-resource-namespace", .type = CONFIG_STRING, .ptr = (ns_),          \
+	 .def = "kube-system"}
+
 /* "<hostname>_<random uuid>", as Kubernetes makes identities; malloc'd. */
 char *leader_identity(void);
 
