@@ -1634,7 +1634,9 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		atomic_fetch_sub(&fs->scratch_bytes, n->size);
 		n->size = 0;
 	}
-	if (type == NODE_OBJECT && !n->parent) {
+	/* An object being created is not there for readers until its
+	 * writer's close takes it (it would read empty). */
+	if (type == NODE_OBJECT && (!n->parent || (n->pending && !writing))) {
 		FS_UNLOCK(fs);
 		fuse_reply_err(req, ENOENT);
 		return;

@@ -199,6 +199,12 @@ refute "another user cannot write (default_permissions)" su nobody -s /bin/sh -c
 check "another user can read .errors" su nobody -s /bin/sh -c "cat '$M/.errors'"
 
 # ---- readers never see a write in progress ----
+exec 7>"$P/pods/creating.yaml"
+refute "an object being created cannot be read before its close" cat "$P/pods/creating.yaml"
+pod creating >&7
+exec 7>&-
+check "... and can once it is closed" grep -q 'name: creating' "$P/pods/creating.yaml"
+rm -f "$P/pods/creating.yaml"
 printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\nspec:\n  containers: [{name: a, image: busybox}]\n' >"$P/pods/race.yaml"
 check "readers only ever see whole stored versions while writers rewrite in place" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3
 rm -f "$P/pods/race.yaml"
