@@ -251,6 +251,10 @@ void tree_unlink(struct tree *t, struct node *n)
 {
 	if (!n->parent)
 		return;
+	/* A folder leaves with everything in it: no node may keep a parent
+	 * that is gone. */
+	while (n->first)
+		tree_unlink(t, n->first);
 	struct node *dir = n->parent;
 	tree__name_remove(t, n);
 	tree__list_remove(n);

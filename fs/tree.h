@@ -93,7 +93,8 @@ struct node *tree_child(struct tree *t, struct node *dir, const char *name);
 /* Makes a node under dir (which must not hold name). */
 struct node *tree_add(struct tree *t, struct node *dir, const char *name, enum node_type type,
 		      mode_t mode);
-/* Takes n out of its folder; frees it if the kernel no longer knows it. */
+/* Takes n (and, for a folder, all it holds) out of its folder; frees what
+ * the kernel no longer knows. */
 void tree_unlink(struct tree *t, struct node *n);
 /* Moves n to dir/name (which must be free). */
 void tree_move(struct tree *t, struct node *n, struct node *dir, const char *name);

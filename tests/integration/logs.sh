@@ -24,6 +24,14 @@ refute "logs of another namespace are not shown" test -e "$M/namespaces/dev/logs
 refute "a log cannot be written" sh -c "echo x > '$M/namespaces/dev/logs/web/app.log'"
 refute "a log cannot be removed" rm -f "$M/namespaces/dev/logs/web/app.log"
 refute "nothing can be created in logs/" touch "$M/namespaces/dev/logs/x"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: brief}\nspec: {containers: [{name: app, image: busybox}]}\n' >"$M/namespaces/dev/pods/brief.yaml"
+mkdir -p "$L/dev_brief_0004/app" && echo short >"$L/dev_brief_0004/app/0.log"
+check "a second pod's log is there" grep -q short "$M/namespaces/dev/logs/brief/app.log"
+rm "$M/namespaces/dev/pods/brief.yaml"
+ls "$M/namespaces/dev/logs" >/dev/null
+sleep 1.1
+refute "a deleted pod's log folder goes with it" test -e "$M/namespaces/dev/logs/brief/app.log"
+check "the filesystem still answers after that" ls "$M/namespaces/dev/logs/web"
 check "rm -r of the namespace is not stopped by logs" rm -r "$M/namespaces/dev"
 check "the namespace is gone" test ! -e "$M/namespaces/dev"
 [ "$FAILS" = 0 ]
