@@ -210,13 +210,13 @@ check "readers only ever see whole stored versions while writers rewrite in plac
 rm -f "$P/pods/race.yaml"
 
 # ---- inotify ----
-inotifywait -q -m -e close_write -e moved_to -e delete --format '%e %f' "$P/pods" >"$T/inotify.log" 2>&1 &
+inotifywait -m -e close_write -e moved_to -e delete --format '%e %f' "$P/pods" >"$T/inotify.log" 2>"$T/inotify.err" &
 IW=$!
-sleep 0.3
+wait_for 10 grep -q 'Watches established' "$T/inotify.err"
 cp "$T/src/web1.yaml" "$P/pods/web1.yaml"
 sed -i 's/v1/v1/' "$P/pods/web2.yaml"
 rm "$P/pods/web3.yaml"
-sleep 0.3
+wait_for 10 grep -q 'DELETE web3.yaml' "$T/inotify.log"
 kill $IW 2>/dev/null; wait $IW 2>/dev/null
 check "inotify sees a write closed" grep -q 'CLOSE_WRITE,CLOSE web1.yaml' "$T/inotify.log"
 check "inotify sees sed -i's rename" grep -q 'MOVED_TO web2.yaml' "$T/inotify.log"
