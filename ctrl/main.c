@@ -114,12 +114,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"mount", required_argument, NULL, 'm'},
 	    {"config", required_argument, NULL, 'c'},
-	    {"leader-elect", optional_argument, NULL, 'L'},
-	    {"leader-elect-lease-duration", required_argument, NULL, 'K'},
-	    {"leader-elect-renew-deadline", required_argument, NULL, 'K'},
-	    {"leader-elect-retry-period", required_argument, NULL, 'K'},
-	    {"leader-elect-resource-name", required_argument, NULL, 'K'},
-	    {"leader-elect-resource-namespace", required_argument, NULL, 'K'},
+	    LEADER_LONG_OPTIONS('L', 'K'),
 	    {"leader-elect-resource-lock", required_argument, NULL, 'K'},
 	    {"controllers", required_argument, NULL, 'K'},
 	    {"event-ttl", required_argument, NULL, 'K'},

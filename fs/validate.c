@@ -2676,14 +2676,21 @@ static void check_job_spec(struct vctx *c, const struct ynode *spec)
 	}
 }
 
-static void check_job(struct vctx *c, struct ynode *obj)
+/* The required spec of obj, checked by fn under the path "spec". */
+static void check_required_spec(struct vctx *c, struct ynode *obj,
+				void (*fn)(struct vctx *c, const struct ynode *spec))
 {
 	struct ynode *spec = get_map(c, obj, "spec", REQ);
 	if (!spec)
 		return;
 	size_t mark = path_push(c, "spec");
-	check_job_spec(c, spec);
+	fn(c, spec);
 	path_pop(c, mark);
+}
+
+static void check_job(struct vctx *c, struct ynode *obj)
+{
+	check_required_spec(c, obj, check_job_spec);
 }
 
 static void default_job(struct vctx *c, struct ynode *obj)
@@ -3756,12 +3763,7 @@ static void default_pvc_spec(struct ynode *spec)
 
 static void check_pvc(struct vctx *c, struct ynode *obj)
 {
-	struct ynode *spec = get_map(c, obj, "spec", REQ);
-	if (!spec)
-		return;
-	size_t mark = path_push(c, "spec");
-	check_pvc_spec(c, spec);
-	path_pop(c, mark);
+	check_required_spec(c, obj, check_pvc_spec);
 }
 
 static void default_pvc(struct vctx *c, struct ynode *obj)

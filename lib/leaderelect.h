@@ -74,6 +74,16 @@ void leader_release(struct leader *l);
 	{.name = "leader-elect-resource-namespace", .type = CONFIG_STRING, .ptr = (ns_),          \
 	 .def = "kube-system"}
 
+/* The matching getopt_long entries: --leader-elect[=BOOL] returns
+ * flag_bool, the others take a value and return flag_value. */
+#define LEADER_LONG_OPTIONS(flag_bool, flag_value)                                               \
+	{"leader-elect", optional_argument, NULL, (flag_bool)},                                  \
+	{"leader-elect-lease-duration", required_argument, NULL, (flag_value)},                  \
+	{"leader-elect-renew-deadline", required_argument, NULL, (flag_value)},                  \
+	{"leader-elect-retry-period", required_argument, NULL, (flag_value)},                    \
+	{"leader-elect-resource-name", required_argument, NULL, (flag_value)},                   \
+	{"leader-elect-resource-namespace", required_argument, NULL, (flag_value)}
+
 /* "<hostname>_<random uuid>", as Kubernetes makes identities; malloc'd. */
 char *leader_identity(void);
 

@@ -272,4 +272,4 @@ if wait_for 10 sh -c "git --git-dir='$S/history.git' log -3 --format=%B | grep -
 	ok "a write after --restore reaches the history"
 else fail "a write after --restore reaches the history"; fi
 
-[ "$FAILS" = 0 ] || { [ -n "${KEEP:-}" ] && { git --git-dir="$S/history.git" log --format="%h %s" | head -30; sleep 0; }; false; }
+[ "$FAILS" = 0 ]
