@@ -37,6 +37,7 @@ endif
 ifneq ($(wildcard dns/main.c),)
 BINS += $(B)/corral-dns
 endif
+BINS += $(B)/corral-pause $(B)/corral-shim
 
 .PHONY: all deps check unit integration asan fuzz bench install up down lint format clean
 

@@ -163,3 +163,53 @@ int util_mkdir_p(const char *path, unsigned mode)
 		return -errno;
 	return 0;
 }
+
+static int util__b64_value(unsigned char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+')
+		return 62;
+	if (ch == '/')
+		return 63;
+	return -1;
+}
+
+char *util_base64_decode(const char *s, size_t *len)
+{
+	size_t cap = strlen(s) / 4 * 3 + 4, n = 0;
+	char *out = xmalloc(cap);
+	unsigned acc = 0, bits = 0, pad = 0;
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '\n' || ch == '\r')
+			continue;
+		if (ch == '=') {
+			pad++;
+			continue;
+		}
+		int v = util__b64_value(ch);
+		if (v < 0 || pad) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	if (pad > 2) {
+		free(out);
+		return NULL;
+	}
+	out[n] = '\0';
+	if (len)
+		*len = n;
+	return out;
+}

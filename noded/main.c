@@ -11,6 +11,7 @@
 #include "log.h"
 #include "loop.h"
 #include "names.h"
+#include "net.h"
 #include "node.h"
 #include "pods.h"
 #include "quantity.h"
@@ -47,6 +48,12 @@ struct noded_conf {
 	char *hollow_memory;
 	char *hollow_storage;
 	char *log_level;
+	char *service_cidr;
+	char *cluster_dns;
+	char *cluster_domain;
+	char *images;
+	char *pod_log_dir;
+	bool cleanup_on_exit;
 };
 
 static void usage(FILE *out)
@@ -65,6 +72,8 @@ static void usage(FILE *out)
 	    "  --pod-cidr CIDR             this node's pod range (default: a free /24 of\n"
 	    "                              10.244.0.0/16)\n"
 	    "  --heartbeat-period DURATION how often the node's status is written (default 10s)\n"
+	    "  --cleanup-on-exit           stop and remove this node's pods, bridge and rules\n"
+	    "                              when stopping (default: pods keep running)\n"
 	    "  --verbose                   log at the debug level\n"
 	    "  -V, --version               print the version\n"
 	    "See corral-noded(8).\n");
@@ -75,6 +84,20 @@ static void on_stop(struct loop *loop, int signo, void *data)
 	(void)data;
 	log_info("%s: stopping", strsignal(signo));
 	loop_stop(loop);
+}
+
+/* The folder this program is in (corral-pause and corral-shim are there). */
+static char *self_dir(void)
+{
+	char buf[4096];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return xstrdup(".");
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	return xstrdup(buf);
 }
 
 /* Kubernetes lower-cases host names into node names. */
@@ -110,6 +133,7 @@ int main(int argc, char **argv)
 	    {"config", required_argument, NULL, 'c'},
 	    {"pod-cidr", required_argument, NULL, 'p'},
 	    {"heartbeat-period", required_argument, NULL, 'b'},
+	    {"cleanup-on-exit", no_argument, NULL, 'C'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -117,7 +141,7 @@ int main(int argc, char **argv)
 	};
 	const char *flag_mount = NULL, *flag_name = NULL, *flag_config = NULL;
 	const char *flag_cidr = NULL, *flag_beat = NULL;
-	bool flag_hollow = false, verbose = false;
+	bool flag_hollow = false, verbose = false, flag_cleanup = false;
 	int c;
 
 	log_set_ident("corral-noded");
@@ -140,6 +164,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			flag_beat = optarg;
+			break;
+		case 'C':
+			flag_cleanup = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -179,6 +206,12 @@ int main(int argc, char **argv)
 	    {"hollow-memory", CONFIG_STRING, &cf.hollow_memory, "3840Mi", 0, 0},
 	    {"hollow-ephemeral-storage", CONFIG_STRING, &cf.hollow_storage, "0", 0, 0},
 	    {"log-level", CONFIG_STRING, &cf.log_level, "info", 0, 0},
+	    {"service-cidr", CONFIG_STRING, &cf.service_cidr, "10.96.0.0/16", 0, 0},
+	    {"cluster-dns", CONFIG_STRING, &cf.cluster_dns, "10.96.0.10", 0, 0},
+	    {"cluster-domain", CONFIG_STRING, &cf.cluster_domain, "cluster.local", 0, 0},
+	    {"images", CONFIG_STRING, &cf.images, "", 0, 0},
+	    {"pod-log-dir", CONFIG_STRING, &cf.pod_log_dir, "/var/log/pods", 0, 0},
+	    {"cleanup-on-exit", CONFIG_BOOL, &cf.cleanup_on_exit, "false", 0, 0},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -189,7 +222,8 @@ int main(int argc, char **argv)
 	    (flag_name && config_set(keys, "name", flag_name, &err) < 0) ||
 	    (flag_hollow && config_set(keys, "hollow", "true", &err) < 0) ||
 	    (flag_cidr && config_set(keys, "pod-cidr", flag_cidr, &err) < 0) ||
-	    (flag_beat && config_set(keys, "heartbeat-period", flag_beat, &err) < 0))
+	    (flag_beat && config_set(keys, "heartbeat-period", flag_beat, &err) < 0) ||
+	    (flag_cleanup && config_set(keys, "cleanup-on-exit", "true", &err) < 0))
 		goto out_conf;
 	if (log_parse_level(cf.log_level) < 0) {
 		error_set(&err, EINVAL,
@@ -271,13 +305,61 @@ int main(int argc, char **argv)
 		loop_free(loop);
 		goto out_conf;
 	}
-	struct runtime *rt = cf.hollow ? runtime_hollow_new() : runtime_nspawn_new();
+	struct cidr service_cidr;
+	if (cidr_parse(cf.service_cidr, &service_cidr, &err) < 0) {
+		error_prefix(&err, "service-cidr");
+		loop_free(loop);
+		goto out_conf;
+	}
+	cleanup_free char *images =
+	    *cf.images ? xstrdup(cf.images) : xasprintf("%s/images", cf.state);
+	cleanup_free char *bin_dir = self_dir();
+	struct runtime *rt = NULL;
+	if (cf.hollow) {
+		rt = runtime_hollow_new();
+	} else {
+		const struct nspawn_opts ro = {
+		    .loop = loop,
+		    .mount = cf.mount,
+		    .node = cf.name,
+		    .state_dir = cf.state,
+		    .images_dir = images,
+		    .log_dir = cf.pod_log_dir,
+		    .bin_dir = bin_dir,
+		    .dns_ip = cf.cluster_dns,
+		    .domain = cf.cluster_domain,
+		    .eviction_bytes = no.eviction_memory,
+		};
+		rt = runtime_nspawn_new(&ro, &err);
+		if (!rt) {
+			loop_free(loop);
+			goto out_conf;
+		}
+	}
 	struct node_agent *na = node_agent_new(loop, &no, rt);
 	struct pods *pods = NULL;
+	struct net *net = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
 		 cf.hollow ? "hollow" : "real", rt->version);
 	if (node_agent_register(na, &err) < 0)
 		goto out_node;
+	if (!cf.hollow) {
+		const struct cidr *pc = node_agent_pod_cidr(na);
+		if (!pc) {
+			error_set(&err, EINVAL, "the node has no podCIDR: pods cannot get addresses");
+			goto out_node;
+		}
+		const struct net_opts nopts = {
+		    .node = cf.name,
+		    .pod_cidr = *pc,
+		    .cluster_cidr = no.cluster_cidr,
+		    .service_cidr = service_cidr,
+		};
+		net = net_new(&nopts);
+		if (net_up(net, &err) < 0)
+			goto out_node;
+		runtime_nspawn_attach(rt, net, node_agent_host_ip(na));
+	}
 	const struct pods_opts po = {
 	    .mount = cf.mount,
 	    .node_name = cf.name,
@@ -297,9 +379,15 @@ int main(int argc, char **argv)
 	ret = 0;
 
 out_node:
-	/* a stopped node stops heartbeating and leaves its object behind */
+	/* a stopped node stops heartbeating and leaves its object behind;
+	 * its pods run on (a restarted agent adopts them) unless asked */
 	node_agent_stop(na);
 	pods_free(pods);
+	if (net && cf.cleanup_on_exit) {
+		runtime_nspawn_stop_all(rt);
+		net_down(net);
+	}
+	net_free(net);
 	node_agent_free(na);
 	runtime_free(rt);
 	loop_free(loop);

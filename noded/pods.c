@@ -282,6 +282,13 @@ static void pods__on_resync(struct loop *loop, struct loop_timer *t, void *data)
 	informer_foreach(p->inf, NULL, pods__requeue, p);
 }
 
+/* The runtime learnt that a pod changed on its own. */
+static void pods__notify(void *data, const char *key)
+{
+	struct pods *p = data;
+	workqueue_add(p->q, key);
+}
+
 struct pods *pods_new(struct loop *loop, const struct pods_opts *o, struct runtime *rt)
 {
 	struct pods *p = xcalloc(1, sizeof(*p));
@@ -302,6 +309,8 @@ struct pods *pods_new(struct loop *loop, const struct pods_opts *o, struct runti
 	};
 	informer_add_handlers(p->inf, &h, p);
 	workqueue_set_handler(p->q, pods__sync, p);
+	rt->notify = pods__notify;
+	rt->notify_data = p;
 	return p;
 }
 
@@ -333,6 +342,8 @@ void pods_free(struct pods *p)
 	if (!p)
 		return;
 	loop_timer_free(p->resync);
+	p->rt->notify = NULL;
+	p->rt->notify_data = NULL;
 	workqueue_set_handler(p->q, NULL, NULL);
 	informer_free(p->inf);
 	workqueue_free(p->q);

@@ -17,6 +17,7 @@ static void pod__container_clear(struct pod_container_report *c)
 	free(c->container_id);
 	free(c->reason);
 	free(c->message);
+	free(c->last_reason);
 }
 
 void pod_report_clear(struct pod_report *r)
@@ -27,6 +28,8 @@ void pod_report_clear(struct pod_report *r)
 		pod__container_clear(&r->containers[i]);
 	free(r->init);
 	free(r->containers);
+	free(r->pod_reason);
+	free(r->pod_message);
 	*r = (struct pod_report){0};
 }
 
@@ -176,9 +179,25 @@ static struct ynode *pod__container_status(const struct pod_container_report *c,
 	ynode_set(m, "ready", ynode_new_bool(c->ready));
 	ynode_set(m, "started", ynode_new_bool(c->started));
 	ynode_set(m, "restartCount", ynode_new_int(c->restart_count));
-	/* lastState is kept until lifecycle handling reports one */
-	const struct ynode *last = ynode_get(old, "lastState");
-	ynode_set(m, "lastState", last ? ynode_clone(last) : ynode_new_map());
+	if (c->has_last) {
+		struct ynode *t = ynode_new_map();
+		char buf[META_TIME_SIZE];
+		ynode_set(t, "exitCode", ynode_new_int(c->last_exit_code));
+		ynode_set(t, "reason", ynode_new_str(c->last_reason ? c->last_reason
+						      : c->last_exit_code == 0 ? "Completed"
+									       : "Error"));
+		meta_time_format(c->last_started_at ? c->last_started_at : now, buf);
+		ynode_set(t, "startedAt", ynode_new_str(buf));
+		meta_time_format(c->last_finished_at ? c->last_finished_at : now, buf);
+		ynode_set(t, "finishedAt", ynode_new_str(buf));
+		struct ynode *last = ynode_new_map();
+		ynode_set(last, "terminated", t);
+		ynode_set(m, "lastState", last);
+	} else {
+		/* a runtime that does not know keeps what was stored */
+		const struct ynode *last = ynode_get(old, "lastState");
+		ynode_set(m, "lastState", last ? ynode_clone(last) : ynode_new_map());
+	}
 
 	struct ynode *state = ynode_new_map();
 	struct ynode *s = ynode_new_map();
@@ -269,8 +288,13 @@ struct ynode *podstatus_build(const struct ynode *pod, const struct pod_report *
 	char nowbuf[META_TIME_SIZE];
 	meta_time_format(now, nowbuf);
 
-	const char *phase = podstatus_phase(r, ynode_path_str(pod, "spec.restartPolicy"));
+	const char *phase = r->pod_reason ? "Failed"
+					  : podstatus_phase(r, ynode_path_str(pod, "spec.restartPolicy"));
 	ynode_set(st, "phase", ynode_new_str(phase));
+	if (r->pod_reason) {
+		ynode_set(st, "reason", ynode_new_str(r->pod_reason));
+		ynode_set(st, "message", ynode_new_str(r->pod_message ? r->pod_message : ""));
+	}
 	if (host_ip) {
 		ynode_set(st, "hostIP", ynode_new_str(host_ip));
 		ynode_set(st, "hostIPs", pod__ips(host_ip));

@@ -38,10 +38,19 @@ struct pod_container_report {
 	bool ready;
 	bool started;
 	int restart_count;
+	/* lastState.terminated, when the container ended before */
+	bool has_last;
+	int last_exit_code;
+	char *last_reason;
+	time_t last_started_at, last_finished_at;
 };
 
 struct pod_report {
 	bool sandbox_ready; /* the pod has its network: report its IP */
+	/* The pod is over (evicted): phase Failed with this reason and
+	 * message, whatever its containers say. */
+	char *pod_reason;
+	char *pod_message;
 	struct pod_container_report *init;
 	size_t ninit;
 	struct pod_container_report *containers;

@@ -1,62 +1,1431 @@
-/* runtime.c: the real runtime, pods as a pause process and systemd-nspawn
- * containers (DESIGN.md, "Nodes and pods"; issue 3).
+/* runtime.c: the real runtime. A pod is a corral-pause process holding its
+ * network, IPC and UTS namespaces (with a veth on the node's bridge, see
+ * net.h) and one systemd-nspawn per container, joined to the pause's
+ * network namespace, its root an overlay of its own over the image folder,
+ * each started by a corral-shim that writes down how it ended (DESIGN.md,
+ * "Nodes and pods").
  *
- * Not built yet. Until it is, this runtime says so instead of pretending:
- * the node reports Ready=False (KubeletNotReady) and every container of a
- * bound pod waits with reason ContainerRuntimeNotReady, so that the pod
- * stays Pending with a clear reason and no address. It must never touch the
- * host's network: when it grows, it follows DESIGN.md's "Networking rules
- * for tests" (corral's own bridge and veths, unreachable routes for the pod
- * and service ranges, forwarded pod traffic dropped, all of it removed on
- * stop). */
+ * State on the host, so that a restarted agent adopts what runs instead of
+ * starting it twice (STATE = /var/lib/corral/nodes/NODE/pods/UID):
+ *   STATE/key              "ns/name"
+ *   STATE/pause            "PID STARTTIME" of the pause
+ *   STATE/c/NAME/shim      "PID STARTTIME" of the running container's shim
+ *   STATE/c/NAME/exit      how the last run ended (written by the shim)
+ *   STATE/c/NAME/count     "RESTARTS STARTED-AT"
+ *   STATE/c/NAME/{root,upper,work}   the overlay
+ *   STATE/volumes/NAME     emptyDir, configMap and secret volumes
+ * Output goes to /var/log/pods/NS_NAME_UID/CONTAINER/RESTARTS.log.
+ *
+ * Lifecycle as the kubelet's: init containers one by one, then the
+ * containers; restartPolicy Always, OnFailure, Never; a restart waits a
+ * back-off of 10 s doubling to 5 min (the first restart is at once), reset
+ * after 10 min of running; exit reasons Completed, Error, OOMKilled (the
+ * container's cgroup saw the OOM killer), StartError (no such command);
+ * a deleted pod gets SIGTERM, then SIGKILL after its grace period. */
 #include "runtime.h"
+#include "cgroup.h"
+#include "container.h"
+#include "exec.h"
+#include "image.h"
+#include "log.h"
+#include "loop.h"
+#include "net.h"
+#include "objio.h"
+#include "probe.h"
+#include "quantity.h"
 #include "util.h"
+#include "volumes.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
-#define NSPAWN_NOT_READY_MESSAGE                                                                   \
-	"corral-noded cannot run containers on this node yet: its systemd-nspawn runtime is "      \
-	"not built; run hollow nodes (--hollow) meanwhile"
+#define NSPAWN_BACKOFF_BASE_MS 10000
+#define NSPAWN_BACKOFF_MAX_MS  300000
+#define NSPAWN_BACKOFF_RESET_S 600
+#define NSPAWN_ADOPT_GRACE_MS  15000
+#define NSPAWN_RETRY_MS	       5000
+#define NSPAWN_EVICT_PERIOD_MS 2000
 
-static bool nspawn__ready(struct runtime *rt, const char **reason, const char **message)
+struct nspawn;
+struct rpod;
+
+/* One container of a pod (init containers first). */
+struct rctr {
+	struct rpod *pod;
+	char *name;
+	bool init;
+	size_t index;	  /* in the pod's spec list */
+	char *dir;	  /* STATE/c/NAME */
+	char *cgroup;	  /* corral/NODE/UID/NAME */
+	pid_t shim;	  /* running: its shim; 0: not running */
+	int pidfd;	  /* the shim's, on the loop */
+	bool ever;	  /* started at least once */
+	bool done;	  /* terminated and not to be restarted (for now) */
+	int restarts;
+	time_t started_at;
+	uint64_t oom_before;
+	/* how the last run ended */
+	bool has_term;
+	int exit_code;
+	char *term_reason;
+	char *term_message;
+	time_t term_started, term_finished;
+	/* back-off */
+	uint64_t backoff_ms;
+	uint64_t not_before_ms; /* loop_now_ms() */
+	/* waiting (not running, not terminated) */
+	char *wait_reason;
+	char *wait_message;
+	char *image_id;
+	struct probes *probes;
+};
+
+struct rpod {
+	struct nspawn *rt;
+	char *key, *uid, *ns, *name;
+	char *dir;	/* STATE */
+	char *logdir;	/* /var/log/pods/NS_NAME_UID */
+	char *ip;
+	pid_t pause;
+	int pause_fd;
+	struct rctr **c; /* init containers and containers, as met */
+	size_t nc, ninit;
+	struct volumes *vols;
+	long long grace_s;
+	bool synced;	  /* claimed by a pod since the agent started */
+	bool dying;	  /* deleted: being stopped */
+	bool evicted;
+	char *evict_message;
+	struct loop_timer *timer; /* retries, back-offs, the grace period */
+	uint64_t timer_at;
+	uint64_t deadline_ms;	  /* dying: the end of the grace period */
+	struct ynode *spec_pod;	  /* the pod as last synced (for probes, eviction) */
+};
+
+struct nspawn {
+	struct runtime base;
+	struct loop *loop;
+	char *mount, *node, *state, *images, *logs, *pause_bin, *shim_bin, *dns_ip, *domain;
+	char *host_ip;
+	struct net *net;
+	long long eviction_bytes;
+	bool pressure;
+	struct rpod **pods;
+	size_t npods;
+	struct loop_timer *adopt_timer;
+	struct loop_timer *evict_timer;
+	char *cg_node; /* corral/NODEHASH */
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static int nspawn__pidfd_open(pid_t pid)
 {
-	(void)rt;
-	*reason = "KubeletNotReady";
-	*message = "container runtime is not ready: " NSPAWN_NOT_READY_MESSAGE;
-	return false;
+	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-static int nspawn__sync_pod(struct runtime *rt, const char *key, const struct ynode *pod,
-			    const char *pod_ip, struct pod_report *out, struct error **err)
+/* Field 22 of /proc/PID/stat: when the process started (clock ticks). */
+static unsigned long long nspawn__starttime(pid_t pid)
 {
-	(void)rt;
-	(void)key;
-	(void)pod_ip;
-	(void)err;
-	pod_report_from_spec(out, pod);
-	out->sandbox_ready = false;
-	struct pod_container_report *lists[] = {out->init, out->containers};
-	size_t counts[] = {out->ninit, out->ncontainers};
-	for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
-		for (size_t i = 0; i < counts[l]; i++) {
-			struct pod_container_report *c = &lists[l][i];
-			c->state = POD_CONTAINER_WAITING;
-			c->reason = xstrdup("ContainerRuntimeNotReady");
-			c->message = xstrdup(NSPAWN_NOT_READY_MESSAGE);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	cleanup_free char *text = util_read_file(path, NULL);
+	if (!text)
+		return 0;
+	char *p = strrchr(text, ')');
+	if (!p)
+		return 0;
+	unsigned long long v = 0;
+	int field = 2;
+	for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+		if (++field == 22) {
+			v = strtoull(tok, NULL, 10);
+			break;
 		}
 	}
+	return v;
+}
+
+static int nspawn__write(const char *path, const char *text)
+{
+	cleanup_free char *tmp = xasprintf("%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int r = util_write_all(fd, text, strlen(text));
+	close(fd);
+	if (r < 0 || rename(tmp, path) < 0)
+		return -errno;
 	return 0;
 }
 
-static void nspawn__kill_pod(struct runtime *rt, const char *key, const char *uid)
+/* Records "PID STARTTIME". */
+static void nspawn__write_pid(const char *path, pid_t pid)
 {
-	(void)rt;
-	(void)key;
-	(void)uid;
+	char text[64];
+	snprintf(text, sizeof(text), "%d %llu\n", (int)pid, nspawn__starttime(pid));
+	nspawn__write(path, text);
 }
 
-static void nspawn__free(struct runtime *rt)
+/* The pid recorded at path if that process still runs (same start time). */
+static pid_t nspawn__read_pid(const char *path)
 {
+	cleanup_free char *text = util_read_file(path, NULL);
+	int pid;
+	unsigned long long st;
+	if (!text || sscanf(text, "%d %llu", &pid, &st) != 2 || pid <= 0)
+		return 0;
+	return nspawn__starttime(pid) == st ? pid : 0;
+}
+
+static int nspawn__rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* rm -rf that stays on one file system. */
+static void nspawn__rm_rf(const char *path)
+{
+	nftw(path, nspawn__rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	rmdir(path);
+}
+
+static void nspawn__set(char **field, const char *value)
+{
+	free(*field);
+	*field = value ? xstrdup(value) : NULL;
+}
+
+static void nspawn__notify(struct nspawn *rt, const char *key)
+{
+	if (rt->base.notify)
+		rt->base.notify(rt->base.notify_data, key);
+}
+
+/* ---- pods ---------------------------------------------------------------- */
+
+static void nspawn__pod_timer(struct loop *loop, struct loop_timer *t, void *data);
+
+/* Wakes the pod's sync after ms (the earliest of the asked times wins). */
+static void nspawn__wake(struct rpod *p, uint64_t ms)
+{
+	if (p->dying)
+		return;
+	uint64_t at = loop_now_ms() + ms;
+	if (loop_timer_armed(p->timer) && p->timer_at <= at)
+		return;
+	p->timer_at = at;
+	loop_timer_start(p->timer, ms ? ms : 1, 0);
+}
+
+static struct rpod *nspawn__find(struct nspawn *rt, const char *uid)
+{
+	for (size_t i = 0; i < rt->npods; i++)
+		if (strcmp(rt->pods[i]->uid, uid) == 0)
+			return rt->pods[i];
+	return NULL;
+}
+
+static struct rpod *nspawn__pod_new(struct nspawn *rt, const char *key, const char *uid)
+{
+	struct rpod *p = xcalloc(1, sizeof(*p));
+	p->rt = rt;
+	p->key = xstrdup(key);
+	p->uid = xstrdup(uid);
+	const char *slash = strchr(key, '/');
+	p->ns = slash ? xstrndup(key, (size_t)(slash - key)) : xstrdup("");
+	p->name = xstrdup(slash ? slash + 1 : key);
+	p->dir = xasprintf("%s/nodes/%s/pods/%s", rt->state, rt->node, uid);
+	p->logdir = xasprintf("%s/%s_%s_%s", rt->logs, p->ns, p->name, uid);
+	p->pause_fd = -1;
+	p->grace_s = 30;
+	p->timer = loop_timer_new(rt->loop, nspawn__pod_timer, p);
+	rt->pods = xrealloc(rt->pods, (rt->npods + 1) * sizeof(*rt->pods));
+	rt->pods[rt->npods++] = p;
+	return p;
+}
+
+static struct rctr *nspawn__ctr(struct rpod *p, const char *name, bool init)
+{
+	for (size_t i = 0; i < p->nc; i++)
+		if (p->c[i]->init == init && strcmp(p->c[i]->name, name) == 0)
+			return p->c[i];
+	return NULL;
+}
+
+static void nspawn__ctr_clear(struct rctr *c)
+{
+	probes_free(c->probes);
+	free(c->name);
+	free(c->dir);
+	free(c->cgroup);
+	free(c->term_reason);
+	free(c->term_message);
+	free(c->wait_reason);
+	free(c->wait_message);
+	free(c->image_id);
+}
+
+static void nspawn__pod_free(struct rpod *p)
+{
+	struct nspawn *rt = p->rt;
+	for (size_t i = 0; i < rt->npods; i++) {
+		if (rt->pods[i] == p) {
+			rt->pods[i] = rt->pods[--rt->npods];
+			break;
+		}
+	}
+	for (size_t i = 0; i < p->nc; i++) {
+		if (p->c[i]->pidfd >= 0) {
+			loop_del_fd(rt->loop, p->c[i]->pidfd);
+			close(p->c[i]->pidfd);
+		}
+		nspawn__ctr_clear(p->c[i]);
+		free(p->c[i]);
+	}
+	if (p->pause_fd >= 0) {
+		loop_del_fd(rt->loop, p->pause_fd);
+		close(p->pause_fd);
+	}
+	loop_timer_free(p->timer);
+	volumes_free(p->vols);
+	ynode_free(p->spec_pod);
+	free(p->c);
+	free(p->key);
+	free(p->uid);
+	free(p->ns);
+	free(p->name);
+	free(p->dir);
+	free(p->logdir);
+	free(p->ip);
+	free(p->evict_message);
+	free(p);
+}
+
+/* Makes sure the pod has an entry per container of its spec (entries of
+ * containers no longer in it stay until the pod goes: a pod's containers
+ * cannot change). */
+static void nspawn__ctrs_from_spec(struct rpod *p, const struct ynode *pod)
+{
+	static const char *const lists[] = {"spec.initContainers", "spec.containers"};
+	for (size_t l = 0; l < 2; l++) {
+		const struct ynode *list = ynode_path(pod, lists[l]);
+		for (size_t i = 0; list && list->type == YNODE_SEQ && i < list->n; i++) {
+			const char *name = ynode_path_str(ynode_item(list, i), "name");
+			if (!name || strchr(name, '/') || nspawn__ctr(p, name, l == 0))
+				continue;
+			p->c = xrealloc(p->c, (p->nc + 1) * sizeof(*p->c));
+			struct rctr *c = xcalloc(1, sizeof(*c));
+			p->c[p->nc++] = c;
+			c->name = xstrdup(name);
+			c->init = l == 0;
+			c->index = i;
+			c->pidfd = -1;
+			c->dir = xasprintf("%s/c/%s", p->dir, name);
+			c->cgroup = xasprintf("%s/%s/%s", p->rt->cg_node, p->uid, name);
+			if (l == 0)
+				p->ninit++;
+		}
+	}
+	for (size_t i = 0; i < p->nc; i++)
+		p->c[i]->pod = p;
+}
+
+/* ---- containers ending --------------------------------------------------- */
+
+static void nspawn__unmount_root(struct rctr *c)
+{
+	cleanup_free char *root = xasprintf("%s/root", c->dir);
+	umount2(root, MNT_DETACH);
+}
+
+/* The shim ended: how did the container end? */
+static void nspawn__reap(struct rctr *c)
+{
+	struct rpod *p = c->pod;
+	struct nspawn *rt = p->rt;
+	if (c->pidfd >= 0) {
+		loop_del_fd(rt->loop, c->pidfd);
+		close(c->pidfd);
+		c->pidfd = -1;
+	}
+	waitpid(c->shim, NULL, WNOHANG);
+	c->shim = 0;
+	probes_stop(c->probes);
+	cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
+	cleanup_free char *text = util_read_file(exitf, NULL);
+	int code = 0, sig = 0;
+	long long fin = 0;
+	if (!text || sscanf(text, "%d %d %lld", &code, &sig, &fin) != 3) {
+		code = 137;
+		sig = 0;
+		fin = time(NULL);
+	}
+	if (sig)
+		code = 128 + sig;
+	uint64_t ooms = cgroup_oom_kills(c->cgroup);
+	const char *reason = code == 0 ? "Completed" : "Error";
+	if (ooms > c->oom_before) {
+		reason = "OOMKilled";
+		if (code == 0 || code == 1)
+			code = 137;
+	}
+	cgroup_kill(c->cgroup);
+	cgroup_remove(c->cgroup);
+	nspawn__unmount_root(c);
+	c->has_term = true;
+	c->exit_code = code;
+	nspawn__set(&c->term_reason, reason);
+	nspawn__set(&c->term_message, NULL);
+	c->term_started = c->started_at;
+	c->term_finished = (time_t)fin;
+	log_info("pod %s: container %s exited %d (%s)", p->key, c->name, code, reason);
+	nspawn__notify(rt, p->key);
+}
+
+static bool nspawn__all_stopped(const struct rpod *p);
+
+static void nspawn__on_shim(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	struct rctr *c = data;
+	struct rpod *p = c->pod;
+	nspawn__reap(c);
+	if (p->dying && nspawn__all_stopped(p))
+		loop_timer_start(p->timer, 1, 0);
+}
+
+static void nspawn__watch_shim(struct rctr *c)
+{
+	struct nspawn *rt = c->pod->rt;
+	c->pidfd = nspawn__pidfd_open(c->shim);
+	struct error *err = NULL;
+	if (c->pidfd < 0 || loop_add_fd(rt->loop, c->pidfd, LOOP_READ, nspawn__on_shim, c,
+					&err) < 0) {
+		log_warn("pod %s: container %s: cannot watch its shim %d: %s", c->pod->key,
+			 c->name, (int)c->shim, err ? err->msg : strerror(errno));
+		error_free(err);
+		if (c->pidfd >= 0)
+			close(c->pidfd);
+		c->pidfd = -1;
+	}
+}
+
+/* ---- the sandbox --------------------------------------------------------- */
+
+static void nspawn__on_pause(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	struct rpod *p = data;
+	loop_del_fd(p->rt->loop, p->pause_fd);
+	close(p->pause_fd);
+	p->pause_fd = -1;
+	waitpid(p->pause, NULL, WNOHANG);
+	if (!p->dying)
+		log_warn("pod %s: its pause %d ended; the pod's network is gone", p->key,
+			 (int)p->pause);
+	p->pause = 0;
+	nspawn__wake(p, 0);
+	nspawn__notify(p->rt, p->key);
+}
+
+static void nspawn__watch_pause(struct rpod *p)
+{
+	p->pause_fd = nspawn__pidfd_open(p->pause);
+	struct error *err = NULL;
+	if (p->pause_fd < 0 ||
+	    loop_add_fd(p->rt->loop, p->pause_fd, LOOP_READ, nspawn__on_pause, p, &err) < 0) {
+		log_warn("pod %s: cannot watch its pause: %s", p->key,
+			 err ? err->msg : strerror(errno));
+		error_free(err);
+		if (p->pause_fd >= 0)
+			close(p->pause_fd);
+		p->pause_fd = -1;
+	}
+}
+
+static int nspawn__start_pause(struct rpod *p, const struct ynode *pod, const char *ip,
+			       struct error **err)
+{
+	struct nspawn *rt = p->rt;
+	const char *host = ynode_path_str(pod, "spec.hostname");
+	if (!host)
+		host = p->name;
+	cleanup_free char *hostname = xstrndup(host, 63);
+	int r = util_mkdir_p(p->dir, 0700);
+	if (r < 0)
+		return error_set(err, -r, "%s: %s", p->dir, strerror(-r));
+	cleanup_free char *keyf = xasprintf("%s/key", p->dir);
+	nspawn__write(keyf, p->key);
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return error_set(err, errno, "pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return error_set(err, errno, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		setsid();
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, STDIN_FILENO);
+		dup2(fds[1], STDOUT_FILENO);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execl(rt->pause_bin, "corral-pause", hostname, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+	char buf[16] = {0};
+	ssize_t got = 0;
+	if (poll(&pfd, 1, 5000) == 1)
+		got = read(fds[0], buf, sizeof(buf) - 1);
+	close(fds[0]);
+	if (got < 6 || strncmp(buf, "ready\n", 6) != 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return error_set(err, EIO, "%s did not start (see the agent's log)", rt->pause_bin);
+	}
+	p->pause = pid;
+	cleanup_free char *pausef = xasprintf("%s/pause", p->dir);
+	nspawn__write_pid(pausef, pid);
+	if (net_pod_up(rt->net, p->uid, pid, ip, err) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		p->pause = 0;
+		unlink(pausef);
+		return -1;
+	}
+	nspawn__set(&p->ip, ip);
+	cleanup_free char *ipf = xasprintf("%s/ip", p->dir);
+	nspawn__write(ipf, ip);
+	nspawn__watch_pause(p);
+	log_info("pod %s: sandbox up, pause %d, %s", p->key, (int)pid, ip);
+	return 0;
+}
+
+/* ---- starting a container ------------------------------------------------ */
+
+struct nspawn__lookup {
+	struct nspawn *rt;
+	const char *ns;
+	struct rpod *p;
+};
+
+static int nspawn__lookup(void *data, const char *plural, const char *name, struct ynode **out,
+			  struct error **err)
+{
+	struct nspawn__lookup *l = data;
+	cleanup_free char *path =
+	    strcmp(plural, "persistentvolumes") == 0
+		? xasprintf("%s/%s/%s.yaml", l->rt->mount, plural, name)
+		: xasprintf("%s/namespaces/%s/%s/%s.yaml", l->rt->mount, l->ns, plural, name);
+	return objio_read(path, out, err);
+}
+
+static const char *nspawn__volume(void *data, const char *name)
+{
+	struct nspawn__lookup *l = data;
+	return volumes_path(l->p->vols, name);
+}
+
+/* Whether argv0 names a program in the image (through PATH). */
+static bool nspawn__has_command(const char *root, const char *argv0, const struct strv *env)
+{
+	struct stat st;
+	if (strchr(argv0, '/')) {
+		cleanup_free char *p = xasprintf("%s/%s", root, argv0);
+		return stat(p, &st) == 0 || lstat(p, &st) == 0;
+	}
+	const char *path = strv_getenv(env, "PATH");
+	cleanup_free char *copy = xstrdup(path ? path : "/usr/bin:/bin");
+	for (char *save, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		cleanup_free char *p = xasprintf("%s/%s/%s", root, d, argv0);
+		if (lstat(p, &st) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int nspawn__etc(struct rpod *p, const struct ynode *pod, const char *root,
+		       struct error **err)
+{
+	struct nspawn *rt = p->rt;
+	cleanup_free char *etc = xasprintf("%s/etc", root);
+	util_mkdir_p(etc, 0755);
+	const char *policy = ynode_path_str(pod, "spec.dnsPolicy");
+	if (!policy)
+		policy = "ClusterFirst";
+	cleanup_free char *resolv = NULL;
+	const struct ynode *cfg = ynode_path(pod, "spec.dnsConfig");
+	if (strcmp(policy, "None") != 0 && strcmp(policy, "Default") != 0) {
+		resolv = xasprintf("nameserver %s\nsearch %s.svc.%s svc.%s %s\noptions ndots:5\n",
+				   rt->dns_ip, p->ns, rt->domain, rt->domain, rt->domain);
+	} else if (strcmp(policy, "Default") == 0) {
+		resolv = util_read_file("/etc/resolv.conf", NULL);
+		if (!resolv)
+			resolv = xstrdup("");
+	} else {
+		resolv = xstrdup("");
+	}
+	static const char *const keys[] = {"nameservers", "searches"};
+	static const char *const words[] = {"nameserver", "search"};
+	for (size_t k = 0; cfg && k < 2; k++) {
+		const struct ynode *l = ynode_get(cfg, keys[k]);
+		for (size_t i = 0; l && l->type == YNODE_SEQ && i < l->n; i++) {
+			const char *v = ynode_str(ynode_item(l, i));
+			char *next = xasprintf("%s%s %s\n", resolv, words[k], v ? v : "");
+			free(resolv);
+			resolv = next;
+		}
+	}
+	const char *host = ynode_path_str(pod, "spec.hostname");
+	if (!host)
+		host = p->name;
+	const char *sub = ynode_path_str(pod, "spec.subdomain");
+	cleanup_free char *fqdn = sub ? xasprintf("%s.%s.%s.svc.%s\t%s", host, sub, p->ns,
+						  rt->domain, host)
+				      : xstrdup(host);
+	cleanup_free char *hosts =
+	    xasprintf("# Kubernetes-managed hosts file (corral-noded).\n"
+		      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+		      "%s\t%s\n",
+		      p->ip ? p->ip : "127.0.1.1", fqdn);
+	cleanup_free char *rp = xasprintf("%s/resolv.conf", etc);
+	cleanup_free char *hp = xasprintf("%s/hosts", etc);
+	cleanup_free char *hn = xasprintf("%s/hostname", etc);
+	cleanup_free char *hostline = xasprintf("%s\n", host);
+	unlink(rp);
+	unlink(hp);
+	int r = nspawn__write(rp, resolv);
+	if (r == 0)
+		r = nspawn__write(hp, hosts);
+	if (r == 0)
+		r = nspawn__write(hn, hostline);
+	if (r < 0)
+		return error_set(err, -r, "writing /etc of the container: %s", strerror(-r));
+	return 0;
+}
+
+static int nspawn__overlay(struct rctr *c, const char *lower, struct error **err)
+{
+	cleanup_free char *root = xasprintf("%s/root", c->dir);
+	cleanup_free char *upper = xasprintf("%s/upper", c->dir);
+	cleanup_free char *work = xasprintf("%s/work", c->dir);
+	umount2(root, MNT_DETACH);
+	nspawn__rm_rf(upper);
+	nspawn__rm_rf(work);
+	int r;
+	if ((r = util_mkdir_p(root, 0755)) < 0 || (r = util_mkdir_p(upper, 0755)) < 0 ||
+	    (r = util_mkdir_p(work, 0755)) < 0)
+		return error_set(err, -r, "%s: %s", c->dir, strerror(-r));
+	cleanup_free char *opts =
+	    xasprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
+	if (mount("overlay", root, "overlay", 0, opts) < 0)
+		return error_set(err, errno, "overlay over %s: %s", lower, strerror(errno));
+	return 0;
+}
+
+static void nspawn__limits(const struct ynode *spec, struct cgroup_limits *l)
+{
+	*l = (struct cgroup_limits){0};
+	int64_t v;
+	const char *s;
+	if ((s = ynode_path_str(spec, "resources.limits.memory")) &&
+	    quantity_parse(s, &v, NULL) == 0)
+		l->memory_bytes = v / 1000;
+	if ((s = ynode_path_str(spec, "resources.limits.cpu")) && quantity_parse(s, &v, NULL) == 0)
+		l->cpu_milli = v;
+	if ((s = ynode_path_str(spec, "resources.requests.cpu")) &&
+	    quantity_parse(s, &v, NULL) == 0)
+		l->cpu_request_milli = v;
+	else
+		l->cpu_request_milli = l->cpu_milli;
+}
+
+static void nspawn__wait(struct rctr *c, const char *reason, const char *message)
+{
+	nspawn__set(&c->wait_reason, reason);
+	nspawn__set(&c->wait_message, message);
+}
+
+/* A run that failed before its process: terminated with reason (and a
+ * back-off before the next). */
+static void nspawn__start_failed(struct rctr *c, int code, const char *reason, const char *msg)
+{
+	c->has_term = true;
+	c->exit_code = code;
+	nspawn__set(&c->term_reason, reason);
+	nspawn__set(&c->term_message, msg);
+	c->term_started = c->term_finished = time(NULL);
+	c->started_at = c->term_started;
+	c->ever = true;
+}
+
+static void nspawn__save_count(struct rctr *c)
+{
+	char text[64];
+	snprintf(text, sizeof(text), "%d %lld\n", c->restarts, (long long)c->started_at);
+	cleanup_free char *path = xasprintf("%s/count", c->dir);
+	nspawn__write(path, text);
+}
+
+/* Starts c (the spec item cs of pod). Returns 0 when it runs, -1 when it
+ * waits (wait_reason set) or failed at start (has_term set). */
+static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct ynode *cs)
+{
+	struct rpod *p = c->pod;
+	struct nspawn *rt = p->rt;
+	struct error *err = NULL;
+	const char *ref = ynode_path_str(cs, "image");
+	struct image img;
+	if (!ref || image_resolve(rt->images, ref, &img, &err) < 0) {
+		nspawn__wait(c, "ErrImagePull", err ? err->msg : "the container names no image");
+		error_free(err);
+		return -1;
+	}
+	nspawn__set(&c->image_id, img.id);
+	struct nspawn__lookup lk = {rt, p->ns, p};
+	const struct container_env ce = {
+	    .pod_ip = p->ip,
+	    .host_ip = rt->host_ip,
+	    .lookup = nspawn__lookup,
+	    .volume = nspawn__volume,
+	    .data = &lk,
+	};
+	struct container_plan plan;
+	int r = container_plan(pod, cs, &img, &ce, &plan, &err);
+	if (r < 0) {
+		nspawn__wait(c, plan.reason, err->msg);
+		error_free(err);
+		image_clear(&img);
+		return -1;
+	}
+	if (!nspawn__has_command(img.root, plan.argv.v[0], &plan.env)) {
+		cleanup_free char *msg = xasprintf(
+		    "failed to create containerd task: exec: \"%s\": executable file not found "
+		    "in $PATH of image %s",
+		    plan.argv.v[0], ref);
+		nspawn__start_failed(c, 128, "StartError", msg);
+		container_plan_clear(&plan);
+		image_clear(&img);
+		return -1;
+	}
+	struct cgroup_limits lim;
+	nspawn__limits(cs, &lim);
+	cleanup_free char *root = xasprintf("%s/root", c->dir);
+	if (cgroup_create(c->cgroup, &lim, &err) < 0 || nspawn__overlay(c, img.root, &err) < 0 ||
+	    nspawn__etc(p, pod, root, &err) < 0) {
+		nspawn__wait(c, "CreateContainerError", err->msg);
+		error_free(err);
+		container_plan_clear(&plan);
+		image_clear(&img);
+		return -1;
+	}
+	c->oom_before = cgroup_oom_kills(c->cgroup);
+	int restarts = c->ever ? c->restarts + 1 : 0;
+	cleanup_free char *cdir = xasprintf("%s/%s", p->logdir, c->name);
+	util_mkdir_p(cdir, 0755);
+	cleanup_free char *logf = xasprintf("%s/%d.log", cdir, restarts);
+	char hash[9];
+	net_hash(p->uid, hash);
+
+	struct strv argv = {0};
+	strv_add(&argv, rt->shim_bin);
+	strv_add(&argv, c->dir);
+	strv_add(&argv, logf);
+	strv_add(&argv, "--");
+	strv_add(&argv, "systemd-nspawn");
+	strv_add(&argv, "--quiet");
+	strv_add(&argv, "--register=no");
+	strv_add(&argv, "--keep-unit");
+	strv_add(&argv, "--console=pipe");
+	strv_add(&argv, "--resolv-conf=off");
+	strv_add(&argv, "--timezone=off");
+	strv_add(&argv, "--link-journal=no");
+	strv_add(&argv, "--kill-signal=SIGTERM");
+	strv_addf(&argv, "--machine=p%s-%s%zu-%d", hash, c->init ? "i" : "c", c->index, restarts);
+	const char *host = ynode_path_str(pod, "spec.hostname");
+	strv_addf(&argv, "--hostname=%.63s", host ? host : p->name);
+	strv_addf(&argv, "--directory=%s", root);
+	strv_addf(&argv, "--network-namespace-path=/proc/%d/ns/net", (int)p->pause);
+	if (plan.working_dir)
+		strv_addf(&argv, "--chdir=%s", plan.working_dir);
+	for (size_t i = 0; i < plan.env.n; i++)
+		strv_addf(&argv, "--setenv=%s", plan.env.v[i]);
+	for (size_t i = 0; i < plan.binds.n; i++)
+		strv_addf(&argv, "--bind=%s", plan.binds.v[i]);
+	for (size_t i = 0; i < plan.binds_ro.n; i++)
+		strv_addf(&argv, "--bind-ro=%s", plan.binds_ro.v[i]);
+	strv_add(&argv, "--");
+	for (size_t i = 0; i < plan.argv.n; i++)
+		strv_add(&argv, plan.argv.v[i]);
+	container_plan_clear(&plan);
+	image_clear(&img);
+
+	cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
+	unlink(exitf);
+	pid_t pid = fork();
+	if (pid < 0) {
+		nspawn__wait(c, "CreateContainerError", strerror(errno));
+		strv_clear(&argv);
+		return -1;
+	}
+	if (pid == 0) {
+		cgroup_enter(c->cgroup);
+		setsid();
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execv(argv.v[0], argv.v);
+		_exit(127);
+	}
+	strv_clear(&argv);
+	c->shim = pid;
+	if (c->ever) {
+		c->restarts++;
+	}
+	c->ever = true;
+	c->done = false;
+	c->started_at = time(NULL);
+	nspawn__set(&c->wait_reason, NULL);
+	nspawn__set(&c->wait_message, NULL);
+	cleanup_free char *shimf = xasprintf("%s/shim", c->dir);
+	nspawn__write_pid(shimf, pid);
+	nspawn__save_count(c);
+	nspawn__watch_shim(c);
+	probes_start(c->probes, cs, p->ip, c->dir);
+	log_info("pod %s: container %s started (shim %d, restart %d)", p->key, c->name, (int)pid,
+		 c->restarts);
+	return 0;
+}
+
+/* ---- syncing a pod ------------------------------------------------------- */
+
+static uint64_t nspawn__backoff_next(struct rctr *c)
+{
+	/* the first restart at once, then 10 s doubling to 5 min; a run of
+	 * ten minutes or more starts over */
+	if (c->has_term && c->term_finished - c->term_started >= NSPAWN_BACKOFF_RESET_S)
+		c->backoff_ms = 0;
+	uint64_t delay = c->backoff_ms;
+	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : NSPAWN_BACKOFF_BASE_MS;
+	if (c->backoff_ms > NSPAWN_BACKOFF_MAX_MS)
+		c->backoff_ms = NSPAWN_BACKOFF_MAX_MS;
+	return delay;
+}
+
+static bool nspawn__restarts(const char *policy, bool init, int code)
+{
+	if (init)
+		return strcmp(policy, "Never") != 0 && code != 0;
+	if (strcmp(policy, "Always") == 0)
+		return true;
+	return strcmp(policy, "OnFailure") == 0 && code != 0;
+}
+
+static const struct ynode *nspawn__spec(const struct ynode *pod, const struct rctr *c)
+{
+	const struct ynode *list =
+	    ynode_path(pod, c->init ? "spec.initContainers" : "spec.containers");
+	return list && list->type == YNODE_SEQ && c->index < list->n ? ynode_item(list, c->index)
+								      : NULL;
+}
+
+/* Brings one container along; true when it is "through" (an init
+ * container that succeeded, or any container that runs or is done). */
+static bool nspawn__step(struct rctr *c, const struct ynode *pod, const char *policy)
+{
+	struct rpod *p = c->pod;
+	if (c->shim)
+		return !c->init;
+	if (c->ever && c->has_term && !c->wait_reason) {
+		if (!nspawn__restarts(policy, c->init, c->exit_code)) {
+			c->done = true;
+			return c->exit_code == 0 || !c->init;
+		}
+	}
+	uint64_t now = loop_now_ms();
+	if (c->ever && c->has_term && c->not_before_ms == 0) {
+		uint64_t delay = nspawn__backoff_next(c);
+		c->not_before_ms = now + delay;
+	}
+	if (c->not_before_ms > now) {
+		cleanup_free char *msg =
+		    xasprintf("back-off %llus restarting failed container=%s pod=%s_%s(%s)",
+			      (unsigned long long)(c->not_before_ms - now + 999) / 1000, c->name,
+			      p->name, p->ns, p->uid);
+		nspawn__wait(c, "CrashLoopBackOff", msg);
+		nspawn__wake(p, c->not_before_ms - now);
+		return false;
+	}
+	const struct ynode *cs = nspawn__spec(pod, c);
+	if (!cs)
+		return true;
+	bool had_term = c->has_term;
+	if (nspawn__start(c, pod, cs) == 0) {
+		c->not_before_ms = 0;
+		return !c->init;
+	}
+	if (c->has_term && (!had_term || c->term_started == c->term_finished)) {
+		/* failed at start: counts as a run that ended */
+		c->not_before_ms = 0;
+		if (c->ever && had_term)
+			c->restarts++;
+		nspawn__save_count(c);
+		nspawn__wake(p, 0);
+	} else {
+		nspawn__wake(p, NSPAWN_RETRY_MS);
+	}
+	return false;
+}
+
+static void nspawn__report_one(const struct rctr *c, struct pod_container_report *r)
+{
+	free(r->container_id);
+	char hash[9];
+	net_hash(c->pod->uid, hash);
+	if (c->ever)
+		r->container_id = xasprintf("nspawn://p%s-%s%zu-%d", hash, c->init ? "i" : "c",
+					    c->index, c->restarts);
+	nspawn__set(&r->image_id, c->image_id);
+	r->restart_count = c->restarts;
+	if (c->shim) {
+		r->state = POD_CONTAINER_RUNNING;
+		r->started_at = c->started_at;
+		r->started = true;
+		r->ready = probes_ready(c->probes);
+	} else if (c->wait_reason) {
+		r->state = POD_CONTAINER_WAITING;
+		r->reason = xstrdup(c->wait_reason);
+		r->message = c->wait_message ? xstrdup(c->wait_message) : NULL;
+	} else if (c->has_term && (c->done || c->pod->dying || c->pod->evicted)) {
+		r->state = POD_CONTAINER_TERMINATED;
+		r->exit_code = c->exit_code;
+		r->reason = c->term_reason ? xstrdup(c->term_reason) : NULL;
+		r->message = c->term_message ? xstrdup(c->term_message) : NULL;
+		r->started_at = c->term_started;
+		r->finished_at = c->term_finished;
+		if (c->restarts > 0 && c->init) {
+			/* no lastState for the final run */
+		}
+	} else {
+		r->state = POD_CONTAINER_WAITING;
+		r->reason = xstrdup("ContainerCreating");
+	}
+	if (c->has_term && r->state != POD_CONTAINER_TERMINATED) {
+		r->has_last = true;
+		r->last_exit_code = c->exit_code;
+		r->last_reason = c->term_reason ? xstrdup(c->term_reason) : NULL;
+		r->last_started_at = c->term_started;
+		r->last_finished_at = c->term_finished;
+	}
+}
+
+static void nspawn__report(const struct rpod *p, struct pod_report *out)
+{
+	struct pod_container_report *lists[] = {out->init, out->containers};
+	size_t counts[] = {out->ninit, out->ncontainers};
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			struct pod_container_report *r = &lists[l][i];
+			const struct rctr *c = nspawn__ctr((struct rpod *)p, r->name, l == 0);
+			if (c)
+				nspawn__report_one(c, r);
+		}
+	}
+	if (p->evicted) {
+		out->pod_reason = xstrdup("Evicted");
+		out->pod_message = xstrdup(p->evict_message ? p->evict_message : "");
+	}
+}
+
+static void nspawn__all_wait(struct pod_report *out, const char *reason, const char *message)
+{
+	struct pod_container_report *lists[] = {out->init, out->containers};
+	size_t counts[] = {out->ninit, out->ncontainers};
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			struct pod_container_report *r = &lists[l][i];
+			if (r->state == POD_CONTAINER_RUNNING)
+				continue;
+			free(r->reason);
+			free(r->message);
+			r->state = POD_CONTAINER_WAITING;
+			r->reason = xstrdup(reason);
+			r->message = message ? xstrdup(message) : NULL;
+		}
+	}
+}
+
+static void nspawn__stop_all(struct rpod *p, int signo);
+static void nspawn__place(struct rpod *p, const struct ynode *pod);
+
+static void nspawn__probe_changed(void *data)
+{
+	struct rctr *c = data;
+	log_info("pod %s: container %s is %s", c->pod->key, c->name,
+		 probes_ready(c->probes) ? "ready" : "not ready");
+	nspawn__notify(c->pod->rt, c->pod->key);
+}
+
+static void nspawn__probe_unhealthy(void *data, const char *why)
+{
+	struct rctr *c = data;
+	log_info("pod %s: container %s failed its liveness probe (%s), will be restarted",
+		 c->pod->key, c->name, why);
+	if (c->shim)
+		kill(c->shim, SIGTERM);
+}
+
+static int nspawn__sync_pod(struct runtime *base, const char *key, const struct ynode *pod,
+			    const char *pod_ip, struct pod_report *out, struct error **err)
+{
+	(void)err;
+	struct nspawn *rt = (struct nspawn *)base;
+	pod_report_from_spec(out, pod);
+	const char *uid = ynode_path_str(pod, "metadata.uid");
+	if (!uid)
+		return 0;
+	struct rpod *p = nspawn__find(rt, uid);
+	if (!p)
+		p = nspawn__pod_new(rt, key, uid);
+	p->synced = true;
+	ynode_free(p->spec_pod);
+	p->spec_pod = ynode_clone(pod);
+	long long grace;
+	if (ynode_int(ynode_path(pod, "spec.terminationGracePeriodSeconds"), &grace) == 0 &&
+	    grace >= 0)
+		p->grace_s = grace;
+	nspawn__place(p, pod);
+	nspawn__ctrs_from_spec(p, pod);
+	for (size_t i = 0; i < p->nc; i++) {
+		static const struct probes_hooks hooks = {0};
+		struct probes_hooks h = hooks;
+		h.changed = nspawn__probe_changed;
+		h.unhealthy = nspawn__probe_unhealthy;
+		h.data = p->c[i];
+		if (!p->c[i]->probes)
+			p->c[i]->probes = probes_new(rt->loop, &h);
+	}
+	if (p->dying || p->evicted) {
+		nspawn__report(p, out);
+		out->sandbox_ready = p->pause != 0;
+		return 0;
+	}
+	bool host_network = false;
+	ynode_bool(ynode_path(pod, "spec.hostNetwork"), &host_network);
+	if (host_network) {
+		nspawn__all_wait(out, "CreateContainerConfigError",
+				 "hostNetwork pods are not supported by corral-noded: every pod "
+				 "has a network namespace of its own");
+		return 0;
+	}
+	/* the sandbox: a pause whose network is up */
+	if (!p->pause) {
+		bool any = false;
+		for (size_t i = 0; i < p->nc; i++)
+			any = any || p->c[i]->shim;
+		if (any) {
+			/* containers outlived their sandbox: start over */
+			nspawn__stop_all(p, SIGKILL);
+			nspawn__report(p, out);
+			return 0;
+		}
+		if (!pod_ip) {
+			nspawn__all_wait(out, "ContainerCreating",
+					 "waiting for an address from the node's podCIDR");
+			return 0;
+		}
+		struct error *e = NULL;
+		if (nspawn__start_pause(p, pod, pod_ip, &e) < 0) {
+			log_warn("pod %s: %s", key, e->msg);
+			nspawn__all_wait(out, "ContainerCreating", e->msg);
+			error_free(e);
+			nspawn__wake(p, NSPAWN_RETRY_MS);
+			return 0;
+		}
+	}
+	out->sandbox_ready = true;
+	/* volumes, again on every sync: configMaps and secrets change */
+	struct volumes *vols = NULL;
+	struct nspawn__lookup lk = {rt, p->ns, p};
+	struct error *e = NULL;
+	if (volumes_prepare(pod, p->dir, nspawn__lookup, &lk, &vols, &e) < 0) {
+		nspawn__report(p, out);
+		nspawn__all_wait(out, "FailedMount", e->msg);
+		error_free(e);
+		nspawn__wake(p, NSPAWN_RETRY_MS * 2);
+		return 0;
+	}
+	volumes_free(p->vols);
+	p->vols = vols;
+
+	const char *policy = ynode_path_str(pod, "spec.restartPolicy");
+	if (!policy)
+		policy = "Always";
+	bool through = true;
+	for (size_t i = 0; i < p->nc && through; i++) {
+		if (!p->c[i]->init)
+			continue;
+		through = nspawn__step(p->c[i], pod, policy) && p->c[i]->done &&
+			  p->c[i]->exit_code == 0;
+	}
+	if (through) {
+		for (size_t i = 0; i < p->nc; i++) {
+			if (!p->c[i]->init)
+				nspawn__step(p->c[i], pod, policy);
+		}
+	}
+	nspawn__report(p, out);
+	return 0;
+}
+
+/* ---- stopping a pod ------------------------------------------------------ */
+
+static void nspawn__stop_all(struct rpod *p, int signo)
+{
+	for (size_t i = 0; i < p->nc; i++) {
+		struct rctr *c = p->c[i];
+		probes_stop(c->probes);
+		if (!c->shim)
+			continue;
+		if (signo == SIGKILL)
+			cgroup_kill(c->cgroup);
+		else
+			kill(c->shim, signo);
+	}
+}
+
+static bool nspawn__all_stopped(const struct rpod *p)
+{
+	for (size_t i = 0; i < p->nc; i++)
+		if (p->c[i]->shim)
+			return false;
+	return true;
+}
+
+/* Everything of the pod off the host: pause, veth, overlays, volumes,
+ * cgroups, state, logs. */
+static void nspawn__teardown(struct rpod *p)
+{
+	struct nspawn *rt = p->rt;
+	for (size_t i = 0; i < p->nc; i++) {
+		struct rctr *c = p->c[i];
+		if (c->shim) {
+			cgroup_kill(c->cgroup);
+			waitpid(c->shim, NULL, 0);
+		}
+		nspawn__unmount_root(c);
+		cgroup_remove(c->cgroup);
+	}
+	if (p->pause) {
+		kill(p->pause, SIGKILL);
+		waitpid(p->pause, NULL, 0);
+		p->pause = 0;
+	}
+	net_pod_down(rt->net, p->uid);
+	volumes_teardown(p->dir);
+	nspawn__rm_rf(p->dir);
+	nspawn__rm_rf(p->logdir);
+	cleanup_free char *cg = xasprintf("%s/%s/x", rt->cg_node, p->uid);
+	cgroup_remove(cg);
+	log_info("pod %s: removed from the host", p->key);
+}
+
+static void nspawn__pod_timer(struct loop *loop, struct loop_timer *t, void *data)
+{
+	(void)loop;
+	(void)t;
+	struct rpod *p = data;
+	if (!p->dying) {
+		nspawn__notify(p->rt, p->key);
+		return;
+	}
+	uint64_t now = loop_now_ms();
+	if (!nspawn__all_stopped(p) && now < p->deadline_ms) {
+		loop_timer_start(p->timer, p->deadline_ms - now, 0);
+		return;
+	}
+	if (!nspawn__all_stopped(p))
+		log_info("pod %s: grace period over, killing what is left", p->key);
+	nspawn__teardown(p);
+	nspawn__pod_free(p);
+}
+
+static void nspawn__kill_pod(struct runtime *base, const char *key, const char *uid)
+{
+	(void)key;
+	struct nspawn *rt = (struct nspawn *)base;
+	struct rpod *p = nspawn__find(rt, uid);
+	if (!p || p->dying)
+		return;
+	p->dying = true;
+	nspawn__stop_all(p, SIGTERM);
+	if (nspawn__all_stopped(p)) {
+		nspawn__teardown(p);
+		nspawn__pod_free(p);
+		return;
+	}
+	log_info("pod %s: stopping (grace period %llds)", p->key, p->grace_s);
+	/* the timer fires at the end of the grace period; the shims' ends
+	 * bring it forward (nspawn__on_shim) */
+	loop_timer_stop(p->timer);
+	p->deadline_ms = loop_now_ms() + (uint64_t)p->grace_s * 1000;
+	loop_timer_start(p->timer, (uint64_t)p->grace_s * 1000 + 1, 0);
+}
+
+/* ---- adoption after a restart -------------------------------------------- */
+
+static void nspawn__adopt_one(struct nspawn *rt, const char *uid)
+{
+	cleanup_free char *dir = xasprintf("%s/nodes/%s/pods/%s", rt->state, rt->node, uid);
+	cleanup_free char *keyf = xasprintf("%s/key", dir);
+	cleanup_free char *key = util_read_file(keyf, NULL);
+	if (!key || !*key) {
+		nspawn__rm_rf(dir);
+		return;
+	}
+	struct rpod *p = nspawn__pod_new(rt, key, uid);
+	cleanup_free char *pausef = xasprintf("%s/pause", dir);
+	cleanup_free char *ipf = xasprintf("%s/ip", dir);
+	p->pause = nspawn__read_pid(pausef);
+	p->ip = util_read_file(ipf, NULL);
+	if (p->pause)
+		nspawn__watch_pause(p);
+	cleanup_free char *cdir = xasprintf("%s/c", dir);
+	DIR *d = opendir(cdir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		/* the container's place in the spec is learnt at the first
+		 * sync; until then it is a regular container */
+		p->c = xrealloc(p->c, (p->nc + 1) * sizeof(*p->c));
+		struct rctr *c = xcalloc(1, sizeof(*c));
+		p->c[p->nc++] = c;
+		c->name = xstrdup(de->d_name);
+		c->pidfd = -1;
+		c->dir = xasprintf("%s/%s", cdir, de->d_name);
+		c->cgroup = xasprintf("%s/%s/%s", rt->cg_node, uid, de->d_name);
+		cleanup_free char *countf = xasprintf("%s/count", c->dir);
+		cleanup_free char *count = util_read_file(countf, NULL);
+		long long started = 0;
+		if (count && sscanf(count, "%d %lld", &c->restarts, &started) == 2) {
+			c->ever = true;
+			c->started_at = (time_t)started;
+		}
+		cleanup_free char *shimf = xasprintf("%s/shim", c->dir);
+		c->shim = nspawn__read_pid(shimf);
+		cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
+		cleanup_free char *exit = util_read_file(exitf, NULL);
+		int code, sig;
+		long long fin;
+		if (!c->shim && exit && sscanf(exit, "%d %d %lld", &code, &sig, &fin) == 3) {
+			c->has_term = true;
+			c->exit_code = sig ? 128 + sig : code;
+			c->term_reason = xstrdup(c->exit_code == 0 ? "Completed" : "Error");
+			c->term_started = c->started_at;
+			c->term_finished = (time_t)fin;
+		}
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < p->nc; i++) {
+		p->c[i]->pod = p;
+		if (p->c[i]->shim)
+			nspawn__watch_shim(p->c[i]);
+	}
+	log_info("pod %s: adopted (pause %d, %zu containers)", p->key, (int)p->pause, p->nc);
+}
+
+/* Fixes up the adopted containers' places once the pod is known. */
+static void nspawn__place(struct rpod *p, const struct ynode *pod)
+{
+	static const char *const lists[] = {"spec.initContainers", "spec.containers"};
+	for (size_t l = 0; l < 2; l++) {
+		const struct ynode *list = ynode_path(pod, lists[l]);
+		for (size_t i = 0; list && list->type == YNODE_SEQ && i < list->n; i++) {
+			const char *name = ynode_path_str(ynode_item(list, i), "name");
+			for (size_t k = 0; name && k < p->nc; k++) {
+				if (strcmp(p->c[k]->name, name) == 0) {
+					p->c[k]->init = l == 0;
+					p->c[k]->index = i;
+				}
+			}
+		}
+	}
+}
+
+static void nspawn__adopt_all(struct nspawn *rt)
+{
+	cleanup_free char *dir = xasprintf("%s/nodes/%s/pods", rt->state, rt->node);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] != '.')
+			nspawn__adopt_one(rt, de->d_name);
+	}
+	closedir(d);
+}
+
+/* Pods adopted but claimed by no pod of the cluster: theirs are gone. */
+static void nspawn__on_adopt_timer(struct loop *loop, struct loop_timer *t, void *data)
+{
+	(void)loop;
+	(void)t;
+	struct nspawn *rt = data;
+	for (size_t i = rt->npods; i-- > 0;) {
+		struct rpod *p = rt->pods[i];
+		if (!p->synced && !p->dying) {
+			log_info("pod %s (%s): no longer in the cluster; removing what it left",
+				 p->key, p->uid);
+			nspawn__kill_pod(&rt->base, p->key, p->uid);
+		}
+	}
+}
+
+/* ---- eviction ------------------------------------------------------------ */
+
+static long long nspawn__mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return -1;
+	char name[64];
+	long long kb, found = -1;
+	while (fscanf(f, "%63s %lld kB\n", name, &kb) == 2) {
+		if (strcmp(name, "MemAvailable:") == 0)
+			found = kb * 1024;
+	}
+	fclose(f);
+	return found;
+}
+
+/* The eviction rank: BestEffort first, then Burstable by usage above
+ * request, then Guaranteed (each the larger usage first). */
+static void nspawn__rank(const struct rpod *p, int *cls, int64_t *over)
+{
+	const char *qos = podstatus_qos_class(p->spec_pod);
+	*cls = strcmp(qos, "BestEffort") == 0 ? 0 : strcmp(qos, "Burstable") == 0 ? 1 : 2;
+	int64_t usage = 0, request = 0;
+	for (size_t i = 0; i < p->nc; i++) {
+		int64_t u = cgroup_memory_usage(p->c[i]->cgroup);
+		if (u > 0)
+			usage += u;
+		const struct ynode *cs = nspawn__spec(p->spec_pod, p->c[i]);
+		const char *req = ynode_path_str(cs, "resources.requests.memory");
+		int64_t milli;
+		if (req && quantity_parse(req, &milli, NULL) == 0)
+			request += milli / 1000;
+	}
+	*over = usage - request;
+}
+
+static void nspawn__on_evict_timer(struct loop *loop, struct loop_timer *t, void *data)
+{
+	(void)loop;
+	(void)t;
+	struct nspawn *rt = data;
+	long long avail = nspawn__mem_available();
+	rt->pressure = avail >= 0 && avail < rt->eviction_bytes;
+	if (!rt->pressure)
+		return;
+	struct rpod *victim = NULL;
+	int vcls = 3;
+	int64_t vover = 0;
+	for (size_t i = 0; i < rt->npods; i++) {
+		struct rpod *p = rt->pods[i];
+		if (p->dying || p->evicted || !p->spec_pod || nspawn__all_stopped(p))
+			continue;
+		int cls;
+		int64_t over;
+		nspawn__rank(p, &cls, &over);
+		if (cls < vcls || (cls == vcls && over > vover)) {
+			victim = p;
+			vcls = cls;
+			vover = over;
+		}
+	}
+	if (!victim)
+		return;
+	victim->evicted = true;
+	victim->evict_message = xasprintf(
+	    "The node was low on resource: memory. Threshold quantity: %lld, available: %lldKi. ",
+	    rt->eviction_bytes, avail / 1024);
+	log_warn("pod %s: evicted (%lld bytes available, threshold %lld)", victim->key, avail,
+		 rt->eviction_bytes);
+	nspawn__stop_all(victim, SIGKILL);
+	nspawn__notify(rt, victim->key);
+}
+
+/* ---- the runtime --------------------------------------------------------- */
+
+static bool nspawn__ready(struct runtime *base, const char **reason, const char **message)
+{
+	struct nspawn *rt = (struct nspawn *)base;
+	if (!rt->net) {
+		*reason = "KubeletNotReady";
+		*message = "container runtime network not ready: the node's bridge is not up yet";
+		return false;
+	}
+	*reason = "KubeletReady";
+	*message = "kubelet is posting ready status";
+	return true;
+}
+
+static void nspawn__free(struct runtime *base)
+{
+	struct nspawn *rt = (struct nspawn *)base;
+	/* Pods keep running when the agent stops (a restarted agent adopts
+	 * them): only the agent's own memory goes. */
+	while (rt->npods)
+		nspawn__pod_free(rt->pods[rt->npods - 1]);
+	loop_timer_free(rt->adopt_timer);
+	loop_timer_free(rt->evict_timer);
+	free(rt->pods);
+	free(rt->mount);
+	free(rt->node);
+	free(rt->state);
+	free(rt->images);
+	free(rt->logs);
+	free(rt->pause_bin);
+	free(rt->shim_bin);
+	free(rt->dns_ip);
+	free(rt->domain);
+	free(rt->host_ip);
+	free(rt->cg_node);
 	free(rt);
 }
 
@@ -67,12 +1436,67 @@ static const struct runtime_ops nspawn_ops = {
     .free = nspawn__free,
 };
 
-struct runtime *runtime_nspawn_new(void)
+static char *nspawn__find_bin(const char *dir, const char *name, struct error **err)
 {
-	struct runtime *rt = xcalloc(1, sizeof(*rt));
-	rt->ops = &nspawn_ops;
-	rt->name = "nspawn";
-	rt->version = "systemd-nspawn://not-ready";
-	rt->wants_ip = false;
-	return rt;
+	char *path = xasprintf("%s/%s", dir, name);
+	if (access(path, X_OK) == 0)
+		return path;
+	free(path);
+	error_set(err, ENOENT, "%s not found in %s (it is built with corral-noded)", name, dir);
+	return NULL;
+}
+
+struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **err)
+{
+	cleanup_free char *pause = nspawn__find_bin(o->bin_dir, "corral-pause", err);
+	if (!pause)
+		return NULL;
+	cleanup_free char *shim = nspawn__find_bin(o->bin_dir, "corral-shim", err);
+	if (!shim)
+		return NULL;
+	struct nspawn *rt = xcalloc(1, sizeof(*rt));
+	rt->base.ops = &nspawn_ops;
+	rt->base.name = "nspawn";
+	rt->base.version = "systemd-nspawn://252";
+	rt->base.wants_ip = true;
+	rt->loop = o->loop;
+	rt->mount = xstrdup(o->mount);
+	rt->node = xstrdup(o->node);
+	rt->state = xstrdup(o->state_dir);
+	rt->images = xstrdup(o->images_dir);
+	rt->logs = xstrdup(o->log_dir);
+	rt->pause_bin = xstrdup(pause);
+	rt->shim_bin = xstrdup(shim);
+	rt->dns_ip = xstrdup(o->dns_ip);
+	rt->domain = xstrdup(o->domain);
+	rt->eviction_bytes = o->eviction_bytes;
+	char hash[9];
+	net_hash(o->node, hash);
+	rt->cg_node = xasprintf("corral/%s", hash);
+	return &rt->base;
+}
+
+int runtime_nspawn_attach(struct runtime *base, struct net *net, const char *host_ip)
+{
+	struct nspawn *rt = (struct nspawn *)base;
+	rt->net = net;
+	rt->host_ip = xstrdup(host_ip ? host_ip : "");
+	nspawn__adopt_all(rt);
+	rt->adopt_timer = loop_timer_new(rt->loop, nspawn__on_adopt_timer, rt);
+	loop_timer_start(rt->adopt_timer, NSPAWN_ADOPT_GRACE_MS, 0);
+	rt->evict_timer = loop_timer_new(rt->loop, nspawn__on_evict_timer, rt);
+	loop_timer_start(rt->evict_timer, NSPAWN_EVICT_PERIOD_MS, NSPAWN_EVICT_PERIOD_MS);
+	return 0;
+}
+
+void runtime_nspawn_stop_all(struct runtime *base)
+{
+	struct nspawn *rt = (struct nspawn *)base;
+	for (size_t i = rt->npods; i-- > 0;) {
+		struct rpod *p = rt->pods[i];
+		p->dying = true;
+		nspawn__stop_all(p, SIGKILL);
+		nspawn__teardown(p);
+		nspawn__pod_free(p);
+	}
 }

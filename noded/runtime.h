@@ -6,9 +6,7 @@
  *                      hollow kubelet), for scale tests.
  *   nspawn (runtime.c) a pause process per pod holding its namespaces and
  *                      one systemd-nspawn per container (DESIGN.md, "Nodes
- *                      and pods"). Not built yet: until it is, it reports
- *                      itself not ready and every container waiting with
- *                      reason ContainerRuntimeNotReady.
+ *                      and pods").
  *
  * pods.c calls sync_pod() whenever a pod of the node changes (and on
  * resync); the runtime brings the pod to its spec as far as it can without
@@ -44,11 +42,38 @@ struct runtime {
 	const char *name;    /* "hollow", "nspawn" */
 	const char *version; /* nodeInfo.containerRuntimeVersion: "hollow://0.1.0" */
 	bool wants_ip;	     /* pods get an address from the podCIDR */
+	void (*notify)(void *data, const char *key); /* set by pods.c */
+	void *notify_data;
+};
+
+struct loop;
+struct net;
+
+/* What the real runtime needs to know of its node. */
+struct nspawn_opts {
+	struct loop *loop;
+	const char *mount;	  /* the cluster's, for configMaps and secrets */
+	const char *node;	  /* the node's name */
+	const char *state_dir;	  /* /var/lib/corral */
+	const char *images_dir;	  /* /var/lib/corral/images */
+	const char *log_dir;	  /* /var/log/pods */
+	const char *bin_dir;	  /* where corral-pause and corral-shim are */
+	const char *dns_ip;	  /* pods' nameserver (dnsPolicy ClusterFirst) */
+	const char *domain;	  /* cluster.local */
+	struct net *net;	  /* the node's bridge */
+	long long eviction_bytes; /* evict below this much available memory */
 };
 
 struct runtime *runtime_hollow_new(void);
-/* The real runtime (systemd-nspawn). */
-struct runtime *runtime_nspawn_new(void);
+/* The real runtime (systemd-nspawn). It takes over the pods a previous
+ * agent of this node left running (their state is under
+ * STATE/nodes/NODE/pods/), and removes those no pod claims soon after. */
+struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **err);
+/* Gives the real runtime its node's network once the node is registered
+ * (its podCIDR known) and takes over the pods found on the host. */
+int runtime_nspawn_attach(struct runtime *rt, struct net *net, const char *host_ip);
+/* Stops and removes every pod of the node (corral-noded --cleanup-on-exit). */
+void runtime_nspawn_stop_all(struct runtime *rt);
 
 static inline bool runtime_ready(struct runtime *rt, const char **reason, const char **message)
 {

@@ -149,23 +149,25 @@ rm "$N"
 check "a deleted node object comes back at the next heartbeat" wait_for 10 test -s "$N"
 check "with the same podCIDR" test "$(cidr_of hollow-1)" = "$C1"
 
-# ---- a real node, whose runtime is not built yet ----
+# ---- a real node (its pods are tested in pods.sh) ----
 printf '[cluster]\nstate = %s\n[noded]\nmax-pods = 50\n' "$T/state-real" >"$T/corral.conf"
-start_node real-1 --config "$T/corral.conf"
+bridges() { ip -br link show type bridge | grep -c '^crl' || true; }
+nb=$(bridges)
+start_node real-1 --config "$T/corral.conf" --cleanup-on-exit
 check "a real node registers" wait_for 10 test -s "$(node real-1)"
 R=$(node real-1)
-check "a real node is NotReady while it cannot run containers" test "$(cond "$R" Ready)" = False
-check "and says why (KubeletNotReady)" grep -q 'reason: KubeletNotReady' "$R"
+ready_real() { test "$(cond "$R" Ready)" = True; }
+check "a real node is Ready once its bridge is up" wait_for 10 ready_real
+check "it made a bridge of its own" test "$(bridges)" = $((nb + 1))
 check "its cpu capacity is the machine's ($(nproc))" sh -c "grep -A4 '^  capacity:' '$R' | grep -q \"cpu: '$(nproc)'\""
 check "max-pods from the config file" sh -c "grep -A4 '^  capacity:' '$R' | grep -q \"pods: '50'\""
-mkpod real real-1
-check "its pods are Pending with reason ContainerRuntimeNotReady" wait_for 10 sh -c "grep -q '^  phase: Pending' '$(pod real)' && grep -q 'reason: ContainerRuntimeNotReady' '$(pod real)'"
-refute "and get no address" grep -q '^  podIP:' "$(pod real)"
-check "the real node's agent is still alive" kill -0 "$PID_real_1"
+check "the runtime is systemd-nspawn" grep -q 'containerRuntimeVersion: systemd-nspawn://' "$R"
+check "the real node's agent is alive" kill -0 "$PID_real_1"
 
 kill "$PID_real_1"
 wait "$PID_real_1"
 check "a real node's agent stops cleanly too" test $? = 0
+check "and with --cleanup-on-exit takes its bridge away" test "$(bridges)" = "$nb"
 stop_nodes
 check "every agent exits 0 on SIGTERM (${STOP_RCS# })" test -z "$(echo $STOP_RCS | tr -d ' 0')"
 check "no agent logged an error" sh -c "! grep -h -e ' error: ' -e 'Sanitizer' '$T'/*.log"

@@ -1,0 +1,238 @@
+/* net.c: bridges, veths, routes and the safety table, through ip(8) and
+ * nft(8). */
+#include "net.h"
+#include "exec.h"
+#include "log.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct net {
+	char *node;
+	struct cidr pod_cidr, cluster_cidr, service_cidr;
+	char bridge[NET_IFNAME_SIZE];
+	char table[NET_IFNAME_SIZE + 8];
+	char gateway[CIDR_IP_SIZE];
+};
+
+void net_hash(const char *s, char out[9])
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	snprintf(out, 9, "%08x", h);
+}
+
+struct net *net_new(const struct net_opts *o)
+{
+	struct net *n = xcalloc(1, sizeof(*n));
+	n->node = xstrdup(o->node);
+	n->pod_cidr = o->pod_cidr;
+	n->cluster_cidr = o->cluster_cidr;
+	n->service_cidr = o->service_cidr;
+	char h[9];
+	net_hash(o->node, h);
+	snprintf(n->bridge, sizeof(n->bridge), "crl%s", h);
+	snprintf(n->table, sizeof(n->table), "corral_%s", n->bridge);
+	cidr_ip_format(o->pod_cidr.addr + 1, n->gateway);
+	return n;
+}
+
+void net_free(struct net *n)
+{
+	if (!n)
+		return;
+	free(n->node);
+	free(n);
+}
+
+const char *net_bridge(const struct net *n)
+{
+	return n->bridge;
+}
+
+const char *net_gateway(const struct net *n)
+{
+	return n->gateway;
+}
+
+static int net__ip(const char *batch, pid_t netns, struct error **err)
+{
+	char *argv[] = {"ip", "-batch", "-", NULL};
+	return exec_run(argv, batch, netns, err);
+}
+
+static int net__sysctl(const char *path, const char *value, struct error **err)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, errno, "%s: %s", path, strerror(errno));
+	ssize_t w = write(fd, value, strlen(value));
+	int e = errno;
+	close(fd);
+	if (w != (ssize_t)strlen(value))
+		return error_set(err, e, "%s: %s", path, strerror(e));
+	return 0;
+}
+
+static bool net__link_exists(const char *name)
+{
+	cleanup_free char *path = xasprintf("/sys/class/net/%s", name);
+	return access(path, F_OK) == 0;
+}
+
+/* The node's nftables table: pods talk to pods (and, through the proxy's
+ * DNAT, to services) and to nothing beyond the pod range. */
+static char *net__table(const struct net *n)
+{
+	char pods[CIDR_STR_SIZE];
+	cidr_format(&n->cluster_cidr, pods);
+	return xasprintf("table ip %s {}\n"
+			 "delete table ip %s\n"
+			 "table ip %s {\n"
+			 "\tchain forward {\n"
+			 "\t\ttype filter hook forward priority -10; policy accept;\n"
+			 "\t\tiifname \"%s\" ip daddr != %s counter drop\n"
+			 "\t\toifname \"%s\" ip saddr != %s counter drop\n"
+			 "\t}\n"
+			 "}\n",
+			 n->table, n->table, n->table, n->bridge, pods, n->bridge, pods);
+}
+
+int net_up(struct net *n, struct error **err)
+{
+	char pods[CIDR_STR_SIZE], services[CIDR_STR_SIZE];
+	cidr_format(&n->cluster_cidr, pods);
+	cidr_format(&n->service_cidr, services);
+	/* The safety net first, so that nothing of ours is ever up without it. */
+	cleanup_free char *table = net__table(n);
+	char *nft[] = {"nft", "-f", "-", NULL};
+	if (exec_run(nft, table, 0, err) < 0)
+		goto fail;
+	cleanup_free char *routes = xasprintf("route replace unreachable %s\n"
+					      "route replace unreachable %s\n",
+					      pods, services);
+	if (net__ip(routes, 0, err) < 0)
+		goto fail;
+	if (!net__link_exists(n->bridge)) {
+		cleanup_free char *br = xasprintf("link add %s type bridge\n", n->bridge);
+		if (net__ip(br, 0, err) < 0)
+			goto fail;
+	}
+	cleanup_free char *fwd = xasprintf("/proc/sys/net/ipv4/conf/%s/forwarding", n->bridge);
+	if (net__sysctl(fwd, "1", err) < 0)
+		goto fail;
+	cleanup_free char *addr = xasprintf("addr replace %s/%u dev %s\n"
+					    "link set %s up\n",
+					    n->gateway, n->pod_cidr.prefix, n->bridge, n->bridge);
+	if (net__ip(addr, 0, err) < 0)
+		goto fail;
+	log_info("network: bridge %s %s/%u, unreachable %s and %s, table ip %s", n->bridge,
+		 n->gateway, n->pod_cidr.prefix, pods, services, n->table);
+	return 0;
+fail:
+	error_prefix(err, "node network");
+	return -1;
+}
+
+/* Whether another corral bridge than ours is on the machine. */
+static bool net__others(const struct net *n)
+{
+	DIR *d = opendir("/sys/class/net");
+	if (!d)
+		return true;
+	bool found = false;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		if (strncmp(de->d_name, "crl", 3) == 0 && strcmp(de->d_name, n->bridge) != 0)
+			found = true;
+	}
+	closedir(d);
+	return found;
+}
+
+void net_down(struct net *n)
+{
+	struct error *err = NULL;
+	cleanup_free char *del = xasprintf("link del %s\n", n->bridge);
+	if (net__link_exists(n->bridge) && net__ip(del, 0, &err) < 0) {
+		log_warn("network: %s", err->msg);
+		error_free(err);
+		err = NULL;
+	}
+	if (!net__others(n)) {
+		char pods[CIDR_STR_SIZE], services[CIDR_STR_SIZE];
+		cidr_format(&n->cluster_cidr, pods);
+		cidr_format(&n->service_cidr, services);
+		cleanup_free char *routes = xasprintf("route del unreachable %s\nroute del unreachable %s\n", pods,
+				   services);
+		char *argv[] = {"ip", "-force", "-batch", "-", NULL};
+		if (exec_run(argv, routes, 0, &err) < 0) {
+			log_debug("network: %s", err->msg);
+			error_free(err);
+			err = NULL;
+		}
+	}
+	cleanup_free char *table = xasprintf("delete table ip %s\n", n->table);
+	char *nft[] = {"nft", "-f", "-", NULL};
+	if (exec_run(nft, table, 0, &err) < 0) {
+		log_debug("network: %s", err->msg);
+		error_free(err);
+	}
+}
+
+void net_veth_name(const char *uid, char out[NET_IFNAME_SIZE])
+{
+	char h[9];
+	net_hash(uid, h);
+	snprintf(out, NET_IFNAME_SIZE, "crv%s", h);
+}
+
+int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, struct error **err)
+{
+	char veth[NET_IFNAME_SIZE];
+	net_veth_name(uid, veth);
+	if (net__link_exists(veth)) {
+		cleanup_free char *del = xasprintf("link del %s\n", veth);
+		net__ip(del, 0, NULL);
+	}
+	cleanup_free char *host = xasprintf("link add %s type veth peer name eth0 netns %d\n"
+					    "link set %s master %s up\n",
+					    veth, (int)pause, veth, n->bridge);
+	if (net__ip(host, 0, err) < 0)
+		goto fail;
+	cleanup_free char *pod = xasprintf("addr add %s/%u dev eth0\n"
+					   "link set eth0 up\n"
+					   "route add default via %s\n",
+					   ip, n->pod_cidr.prefix, n->gateway);
+	if (net__ip(pod, pause, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	error_prefix(err, "pod network (%s on %s)", ip, n->bridge);
+	return -1;
+}
+
+void net_pod_down(struct net *n, const char *uid)
+{
+	(void)n;
+	char veth[NET_IFNAME_SIZE];
+	net_veth_name(uid, veth);
+	if (!net__link_exists(veth))
+		return;
+	cleanup_free char *del = xasprintf("link del %s\n", veth);
+	struct error *err = NULL;
+	if (net__ip(del, 0, &err) < 0) {
+		log_debug("network: %s", err->msg);
+		error_free(err);
+	}
+}
