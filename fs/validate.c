@@ -2095,13 +2095,16 @@ static void normalize_mode(struct ynode *m, const char *key)
 		ynode_set(m, key, ynode_new_int(x));
 }
 
-static void default_volume_modes(struct ynode *src)
+/* Kubernetes defaults every projected volume to 0644 (420); corral gives
+ * secret volumes 0400 (256), so that a secret's files are readable by
+ * their owner alone unless the pod asks otherwise (corral-tree(5)). */
+static void default_volume_modes(struct ynode *src, long long mode)
 {
 	struct ynode *it;
 	if (!src || src->type != YNODE_MAP)
 		return;
 	normalize_mode(src, "defaultMode");
-	default_int(src, "defaultMode", 420);
+	default_int(src, "defaultMode", mode);
 	struct ynode *items = ynode_get(src, "items");
 	for_each_map_item(items, i, it) normalize_mode(it, "mode");
 }
@@ -2128,10 +2131,10 @@ static void default_pod_spec(struct ynode *spec, bool pod)
 		if (ynode_get(it, "emptyDir"))
 			default_map(it, "emptyDir");
 		default_hostpath(it);
-		default_volume_modes(ynode_get(it, "secret"));
-		default_volume_modes(ynode_get(it, "configMap"));
-		default_volume_modes(ynode_get(it, "downwardAPI"));
-		default_volume_modes(ynode_get(it, "projected"));
+		default_volume_modes(ynode_get(it, "secret"), 0400);
+		default_volume_modes(ynode_get(it, "configMap"), 0644);
+		default_volume_modes(ynode_get(it, "downwardAPI"), 0644);
+		default_volume_modes(ynode_get(it, "projected"), 0644);
 	}
 	default_str(spec, "restartPolicy", "Always");
 	default_str(spec, "dnsPolicy", "ClusterFirst");

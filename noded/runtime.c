@@ -546,7 +546,14 @@ static int nspawn__lookup(void *data, const char *plural, const char *name, stru
 	    strcmp(plural, "persistentvolumes") == 0
 		? xasprintf("%s/%s/%s.yaml", l->rt->mount, plural, name)
 		: xasprintf("%s/namespaces/%s/%s/%s.yaml", l->rt->mount, l->ns, plural, name);
-	return objio_read(path, out, err);
+	if (objio_read(path, out, err) == 0)
+		return 0;
+	if ((*err)->status == ENOENT) {
+		error_free(*err);
+		*err = NULL;
+		return -ENOENT;
+	}
+	return -1;
 }
 
 static const char *nspawn__volume(void *data, const char *name)
