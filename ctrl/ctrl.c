@@ -22,8 +22,10 @@
 #include <string.h>
 
 static const char *const ctrl__names[] = {
-    "replicaset", "replicationcontroller", "deployment", "garbagecollector",
-    "dropbox",	  "eventttl",		   "serviceip",	 "endpoints",
+    "replicaset", "replicationcontroller",
+    "deployment", "garbagecollector",
+    "dropbox",	  "eventttl",
+    "serviceip",  "endpoints",
 };
 
 int ctrl_check_controllers(const char *list, struct error **err)

@@ -70,7 +70,7 @@ struct ctrl {
 
 /* The names --controllers knows. */
 #define CTRL_NAMES                                                                                 \
-	"replicaset, replicationcontroller, deployment, garbagecollector, dropbox, eventttl, " \
+	"replicaset, replicationcontroller, deployment, garbagecollector, dropbox, eventttl, "     \
 	"serviceip, endpoints"
 
 /* Whether the controller name is on (cfg->controllers). */

@@ -184,9 +184,8 @@ static struct ynode *ep__pod_ports(const struct ynode *svc_ports, const struct y
 	for (size_t i = 0; i < out->n; i++) {
 		const struct ynode *p = ynode_item(out, i);
 		const char *name = ynode_str(ynode_get(p, "name"));
-		cleanup_free char *part =
-		    xasprintf("%s/%s/%s;", name ? name : "", ynode_path_str(p, "port"),
-			      ep__protocol(p));
+		cleanup_free char *part = xasprintf("%s/%s/%s;", name ? name : "",
+						    ynode_path_str(p, "port"), ep__protocol(p));
 		len += strlen(part);
 		s = xrealloc(s, len);
 		strcat(s, part);
@@ -260,7 +259,8 @@ struct ynode *endpoints_build(const struct ynode *svc, const struct ynode *const
 	if (obj_namespace(svc))
 		ynode_set(md, "namespace", ynode_new_str(obj_namespace(svc)));
 	const struct ynode *labels = ynode_path(svc, "metadata.labels");
-	struct ynode *l = labels && labels->type == YNODE_MAP ? ynode_clone(labels) : ynode_new_map();
+	struct ynode *l =
+	    labels && labels->type == YNODE_MAP ? ynode_clone(labels) : ynode_new_map();
 	if (headless)
 		ynode_set(l, ENDPOINTS_HEADLESS_LABEL, ynode_new_str(""));
 	if (l->n)
@@ -430,8 +430,8 @@ static int ep__sync(void *data, const char *key, struct error **err)
 	ep__submit_op(e, key, false, &op);
 	if (cur) {
 		cleanup_free char *path = obj_path("endpoints", ns, name);
-		writer_update(e->c->writer, path, ep__mutate, want, ctrl_ynode_free, 0,
-			      ep__written, op);
+		writer_update(e->c->writer, path, ep__mutate, want, ctrl_ynode_free, 0, ep__written,
+			      op);
 	} else {
 		cleanup_free char *dir = xasprintf("namespaces/%s/endpoints", ns);
 		writer_create(e->c->writer, dir, want, 0, ep__written, op);
@@ -512,8 +512,10 @@ static void ep__on_pod(void *data, const char *key, const struct ynode *pod)
 static bool ep__pod_changed(const struct ynode *a, const struct ynode *b)
 {
 	static const char *const paths[] = {
-	    "metadata.labels", "metadata.deletionTimestamp", "metadata.uid", "status.podIP",
-	    "status.phase",    "spec.nodeName",		 "spec.hostname", "spec.subdomain",
+	    "metadata.labels", "metadata.deletionTimestamp",
+	    "metadata.uid",    "status.podIP",
+	    "status.phase",    "spec.nodeName",
+	    "spec.hostname",   "spec.subdomain",
 	    "spec.containers",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)

@@ -40,7 +40,8 @@ int svcip_parse_cidr(const char *s, uint32_t *base, uint32_t *size, struct error
 	char buf[32];
 	const char *slash = s ? strchr(s, '/') : NULL;
 	if (!slash || (size_t)(slash - s) >= sizeof(buf))
-		return error_set(err, EINVAL, "service-cidr: \"%s\" is not an IPv4 CIDR (10.96.0.0/16)",
+		return error_set(err, EINVAL,
+				 "service-cidr: \"%s\" is not an IPv4 CIDR (10.96.0.0/16)",
 				 s ? s : "");
 	memcpy(buf, s, (size_t)(slash - s));
 	buf[slash - s] = '\0';
@@ -48,8 +49,8 @@ int svcip_parse_cidr(const char *s, uint32_t *base, uint32_t *size, struct error
 	char *end = NULL;
 	long prefix = strtol(slash + 1, &end, 10);
 	if (inet_pton(AF_INET, buf, &in) != 1 || !end || *end || end == slash + 1)
-		return error_set(err, EINVAL, "service-cidr: \"%s\" is not an IPv4 CIDR (10.96.0.0/16)",
-				 s);
+		return error_set(err, EINVAL,
+				 "service-cidr: \"%s\" is not an IPv4 CIDR (10.96.0.0/16)", s);
 	if (prefix < 12 || prefix > 28)
 		return error_set(err, EINVAL,
 				 "service-cidr: \"%s\": the prefix must be from /12 to /28", s);
@@ -57,7 +58,8 @@ int svcip_parse_cidr(const char *s, uint32_t *base, uint32_t *size, struct error
 	uint32_t a = ntohl(in.s_addr);
 	if (a & (n - 1))
 		return error_set(err, EINVAL,
-				 "service-cidr: \"%s\" is not a network address (host bits set)", s);
+				 "service-cidr: \"%s\" is not a network address (host bits set)",
+				 s);
 	*base = a;
 	*size = n;
 	return 0;
@@ -73,9 +75,10 @@ int svcip_parse_port_range(const char *s, int *lo, int *hi, struct error **err)
 	else
 		end = NULL;
 	if (!end || *end || a < 1 || b > 65535 || a > b)
-		return error_set(err, EINVAL,
-				 "service-node-port-range: \"%s\" is not a port range (30000-32767)",
-				 s ? s : "");
+		return error_set(
+		    err, EINVAL,
+		    "service-node-port-range: \"%s\" is not a port range (30000-32767)",
+		    s ? s : "");
 	*lo = (int)a;
 	*hi = (int)b;
 	return 0;
@@ -281,8 +284,7 @@ int svcip_allocate_port(struct svcip_alloc *a, const char *owner, int *port)
 	return -ENOSPC;
 }
 
-void svcip_release_ports_except(struct svcip_alloc *a, const char *owner, const int *keep,
-				size_t n)
+void svcip_release_ports_except(struct svcip_alloc *a, const char *owner, const int *keep, size_t n)
 {
 	struct svcip__owner *o = keymap_get(a->owners, owner);
 	if (!o)
@@ -379,16 +381,18 @@ static void svcip__plan_ports(struct svcip_alloc *a, const char *key, const stru
 		if (r == 0)
 			keep[nkeep++] = (int)np;
 		else if (r == -EEXIST)
-			svcip__refuse(plan, "NodePortAlreadyAllocated",
-				      "spec.ports[%zu].nodePort: Invalid value: %lld: provided port is "
-				      "already allocated (to service %s)",
-				      i, np, holder);
+			svcip__refuse(
+			    plan, "NodePortAlreadyAllocated",
+			    "spec.ports[%zu].nodePort: Invalid value: %lld: provided port is "
+			    "already allocated (to service %s)",
+			    i, np, holder);
 		else
-			svcip__refuse(plan, "NodePortOutOfRange",
-				      "spec.ports[%zu].nodePort: Invalid value: %s: provided port is "
-				      "not in the valid range. The range of valid ports is %d-%d",
-				      i, ynode_str(np_node) ? ynode_str(np_node) : "?", a->port_lo,
-				      a->port_hi);
+			svcip__refuse(
+			    plan, "NodePortOutOfRange",
+			    "spec.ports[%zu].nodePort: Invalid value: %s: provided port is "
+			    "not in the valid range. The range of valid ports is %d-%d",
+			    i, ynode_str(np_node) ? ynode_str(np_node) : "?", a->port_lo,
+			    a->port_hi);
 	}
 	/* Then ports for the others: those already given to this service (a
 	 * write in flight) first, then fresh ones. */
@@ -408,8 +412,8 @@ static void svcip__plan_ports(struct svcip_alloc *a, const char *key, const stru
 		}
 		if (!port && svcip_allocate_port(a, key, &port) < 0) {
 			svcip__refuse(plan, "RangeFull",
-				      "spec.ports[%zu].nodePort: no ports left in the range %d-%d", i,
-				      a->port_lo, a->port_hi);
+				      "spec.ports[%zu].nodePort: no ports left in the range %d-%d",
+				      i, a->port_lo, a->port_hi);
 			continue;
 		}
 		o = svcip__owner(a, key, false);
@@ -453,15 +457,17 @@ void svcip_plan_service(struct svcip_alloc *a, const char *key, const struct yno
 		} else {
 			svcip_release_ip(a, key);
 			if (r == -EEXIST)
-				svcip__refuse(plan, "ClusterIPAlreadyAllocated",
-					      "spec.clusterIP: Invalid value: \"%s\": provided IP is "
-					      "already allocated (to service %s)",
-					      ip, holder);
+				svcip__refuse(
+				    plan, "ClusterIPAlreadyAllocated",
+				    "spec.clusterIP: Invalid value: \"%s\": provided IP is "
+				    "already allocated (to service %s)",
+				    ip, holder);
 			else
-				svcip__refuse(plan, "ClusterIPOutOfRange",
-					      "spec.clusterIP: Invalid value: \"%s\": provided IP is "
-					      "not in the valid range. The range of valid IPs is %s",
-					      ip, cidr);
+				svcip__refuse(
+				    plan, "ClusterIPOutOfRange",
+				    "spec.clusterIP: Invalid value: \"%s\": provided IP is "
+				    "not in the valid range. The range of valid IPs is %s",
+				    ip, cidr);
 		}
 	}
 	const struct ynode *ports = ynode_get(spec, "ports");
@@ -555,8 +561,8 @@ int svcip_apply_plan(struct ynode *svc, const struct svcip_plan *plan, int64_t n
 	const char *ost = ynode_str(ynode_get(old, "status"));
 	const char *oreason = ynode_str(ynode_get(old, "reason"));
 	const char *omsg = ynode_str(ynode_get(old, "message"));
-	if (old && ost && !strcmp(ost, plan->status) && oreason &&
-	    !strcmp(oreason, plan->reason) && !strcmp(omsg ? omsg : "", plan->message))
+	if (old && ost && !strcmp(ost, plan->status) && oreason && !strcmp(oreason, plan->reason) &&
+	    !strcmp(omsg ? omsg : "", plan->message))
 		return changed;
 	char ts[32];
 	const char *since = ynode_str(ynode_get(old, "lastTransitionTime"));
@@ -731,10 +737,10 @@ static void svcip__on_update(void *data, const char *key, const struct ynode *ol
 
 struct svcip *svcip_new(struct ctrl *c)
 {
-	const char *cidr = c->cfg && c->cfg->service_cidr ? c->cfg->service_cidr
-							  : SVCIP_DEFAULT_CIDR;
-	const char *range = c->cfg && c->cfg->node_port_range ? c->cfg->node_port_range
-							      : SVCIP_DEFAULT_PORT_RANGE;
+	const char *cidr =
+	    c->cfg && c->cfg->service_cidr ? c->cfg->service_cidr : SVCIP_DEFAULT_CIDR;
+	const char *range =
+	    c->cfg && c->cfg->node_port_range ? c->cfg->node_port_range : SVCIP_DEFAULT_PORT_RANGE;
 	uint32_t base, size;
 	int lo, hi;
 	cleanup_error struct error *err = NULL;

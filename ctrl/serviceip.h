@@ -53,8 +53,7 @@ void svcip_alloc_free(struct svcip_alloc *a);
  * -EINVAL not an IPv4 address; -ERANGE outside the range or its network or
  * broadcast address; -EEXIST held by another owner, named in *holder (may
  * be NULL; valid until the allocator changes). */
-int svcip_claim_ip(struct svcip_alloc *a, const char *ip, const char *owner,
-		   const char **holder);
+int svcip_claim_ip(struct svcip_alloc *a, const char *ip, const char *owner, const char **holder);
 /* The address owner holds, or the next free one it now holds, into buf
  * (at least 16 bytes). 0, or -ENOSPC when the range is full. */
 int svcip_allocate_ip(struct svcip_alloc *a, const char *owner, char *buf);

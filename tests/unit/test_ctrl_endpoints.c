@@ -66,10 +66,10 @@ static char *ips(const struct ynode *ep, const char *path)
 static void test_ep__target_port(void **state)
 {
 	(void)state;
-	cleanup_ynode struct ynode *p =
-	    pod("a", "10.0.0.1", "True",
-		"[{name: http, containerPort: 8080}, {name: dns, containerPort: 53, protocol: UDP}]",
-		NULL);
+	cleanup_ynode struct ynode *p = pod(
+	    "a", "10.0.0.1", "True",
+	    "[{name: http, containerPort: 8080}, {name: dns, containerPort: 53, protocol: UDP}]",
+	    NULL);
 	long long out = 0;
 	cleanup_ynode struct ynode *num = y("{port: 80, targetPort: 9000}");
 	assert_int_equal(endpoints_target_port(num, p, &out), 0);
@@ -168,8 +168,9 @@ static void test_ep__multi_port_subsets(void **state)
 	      "http}]}}");
 	/* Two pods serve both ports (on different numbers), one only http. */
 	struct ynode *pods[] = {
-	    pod("a", "10.0.0.1", "True", "[{name: http, containerPort: 8080}, {name: metrics, "
-					 "containerPort: 9100}]",
+	    pod("a", "10.0.0.1", "True",
+		"[{name: http, containerPort: 8080}, {name: metrics, "
+		"containerPort: 9100}]",
 		NULL),
 	    pod("b", "10.0.0.2", "False",
 		"[{name: http, containerPort: 8080}, {name: metrics, containerPort: 9100}]", NULL),
@@ -240,8 +241,10 @@ static void test_ep__stable_order(void **state)
 	    y("{metadata: {name: web, namespace: dev}, spec: {selector: {app: web}, ports: [{name: "
 	      "b, port: 81}, {name: a, port: 80}]}}");
 	struct ynode *pods[] = {
-	    pod("p1", "10.0.1.1", "True", "", NULL), pod("p2", "10.0.0.200", "False", "", NULL),
-	    pod("p3", "10.0.0.3", "True", "", NULL), pod("p4", "10.0.0.20", "True", "", NULL),
+	    pod("p1", "10.0.1.1", "True", "", NULL),
+	    pod("p2", "10.0.0.200", "False", "", NULL),
+	    pod("p3", "10.0.0.3", "True", "", NULL),
+	    pod("p4", "10.0.0.20", "True", "", NULL),
 	};
 	struct ynode *reversed[] = {pods[3], pods[2], pods[1], pods[0]};
 	cleanup_ynode struct ynode *e1 = build(svc, pods, 4);

@@ -268,7 +268,8 @@ static void test_svcip__plan_refuses_clash_and_range(void **state)
 	assert_null(ynode_path(clash, "spec.clusterIPs"));
 	assert_string_equal(plan_and_apply(a, "dev/c", far), "False");
 	assert_string_equal(condition(far, "reason"), "ClusterIPOutOfRange");
-	assert_non_null(strstr(condition(far, "message"), "The range of valid IPs is 10.96.0.0/16"));
+	assert_non_null(
+	    strstr(condition(far, "message"), "The range of valid IPs is 10.96.0.0/16"));
 	/* Once the holder goes, the refused one gets it. */
 	svcip_release(a, "dev/a");
 	assert_string_equal(plan_and_apply(a, "dev/b", clash), "True");
@@ -350,7 +351,8 @@ static void test_svcip__restart_derives_from_services(void **state)
 					ynode_path_str(svcs[i], "spec.ports[0].nodePort"));
 	}
 	/* One that asks for a confirmed address is refused, whatever its key. */
-	cleanup_ynode struct ynode *late = y("{metadata: {namespace: aaa}, spec: {ports: [{port: 80}]}}");
+	cleanup_ynode struct ynode *late =
+	    y("{metadata: {namespace: aaa}, spec: {ports: [{port: 80}]}}");
 	ynode_set(ynode_get(late, "spec"), "clusterIP",
 		  ynode_new_str(ynode_path_str(svcs[1], "spec.clusterIP")));
 	assert_string_equal(plan_and_apply(a, "aaa/late", late), "False");
