@@ -12,7 +12,7 @@
 #include "leaderelect.h"
 #include "log.h"
 #include "loop.h"
-#include "serviceip.h"
+#include "servicerange.h"
 #include "util.h"
 #include "write.h"
 
@@ -119,11 +119,11 @@ int main(int argc, char **argv)
 	    {.name = "service-cidr",
 	     .type = CONFIG_STRING,
 	     .ptr = &cfg.service_cidr,
-	     .def = SVCIP_DEFAULT_CIDR},
+	     .def = SERVICERANGE_DEFAULT_CIDR},
 	    {.name = "service-node-port-range",
 	     .type = CONFIG_STRING,
 	     .ptr = &cfg.node_port_range,
-	     .def = SVCIP_DEFAULT_PORT_RANGE},
+	     .def = SERVICERANGE_DEFAULT_PORTS},
 	    CONFIG_KEYS_END,
 	};
 	static const struct option opts[] = {
@@ -207,12 +207,12 @@ int main(int argc, char **argv)
 	}
 	if (ctrl_check_controllers(cfg.controllers, &err) < 0)
 		goto out_config;
-	uint32_t svc_base, svc_size;
+	struct servicerange svc_range;
 	int np_lo, np_hi;
-	if (svcip_parse_cidr(cfg.service_cidr, &svc_base, &svc_size, &err) < 0 ||
-	    svcip_parse_port_range(cfg.node_port_range, &np_lo, &np_hi, &err) < 0)
+	if (servicerange_parse(cfg.service_cidr, &svc_range, &err) < 0 ||
+	    servicerange_parse_ports(cfg.node_port_range, &np_lo, &np_hi, &err) < 0)
 		goto out_config;
-	if (np_lo < 30000 || np_hi > 32767) {
+	if (np_lo < SERVICERANGE_PORT_MIN || np_hi > SERVICERANGE_PORT_MAX) {
 		/* corral-fs refuses any other nodePort at write time. */
 		error_set(&err, EINVAL,
 			  "service-node-port-range: \"%s\" must lie within 30000-32767, the "

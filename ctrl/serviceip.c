@@ -22,7 +22,6 @@
 #include "workqueue.h"
 #include "write.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -32,57 +31,6 @@
 
 #define SVCIP__COMPONENT "serviceip-controller"
 #define SVCIP__PORTS	 65536
-
-/* ---- ranges ------------------------------------------------------------- */
-
-int svcip_parse_cidr(const char *s, uint32_t *base, uint32_t *size, struct error **err)
-{
-	char buf[32];
-	const char *slash = s ? strchr(s, '/') : NULL;
-	if (!slash || (size_t)(slash - s) >= sizeof(buf))
-		return error_set(err, EINVAL,
-				 "service-cidr: \"%s\" is not an IPv4 CIDR (10.96.0.0/16)",
-				 s ? s : "");
-	memcpy(buf, s, (size_t)(slash - s));
-	buf[slash - s] = '\0';
-	struct in_addr in;
-	char *end = NULL;
-	long prefix = strtol(slash + 1, &end, 10);
-	if (inet_pton(AF_INET, buf, &in) != 1 || !end || *end || end == slash + 1)
-		return error_set(err, EINVAL,
-				 "service-cidr: \"%s\" is not an IPv4 CIDR (10.96.0.0/16)", s);
-	if (prefix < 12 || prefix > 28)
-		return error_set(err, EINVAL,
-				 "service-cidr: \"%s\": the prefix must be from /12 to /28", s);
-	uint32_t n = 1u << (32 - prefix);
-	uint32_t a = ntohl(in.s_addr);
-	if (a & (n - 1))
-		return error_set(err, EINVAL,
-				 "service-cidr: \"%s\" is not a network address (host bits set)",
-				 s);
-	*base = a;
-	*size = n;
-	return 0;
-}
-
-int svcip_parse_port_range(const char *s, int *lo, int *hi, struct error **err)
-{
-	char *end = NULL;
-	long a = s ? strtol(s, &end, 10) : 0;
-	long b = 0;
-	if (end && *end == '-')
-		b = strtol(end + 1, &end, 10);
-	else
-		end = NULL;
-	if (!end || *end || a < 1 || b > 65535 || a > b)
-		return error_set(
-		    err, EINVAL,
-		    "service-node-port-range: \"%s\" is not a port range (30000-32767)",
-		    s ? s : "");
-	*lo = (int)a;
-	*hi = (int)b;
-	return 0;
-}
 
 /* ---- the allocator ------------------------------------------------------ */
 
@@ -94,7 +42,8 @@ struct svcip__owner {
 };
 
 struct svcip_alloc {
-	uint32_t base, size;
+	struct servicerange range;
+	uint32_t size; /* slots: the range's size, at most SVCIP_MAX_RANGE */
 	int port_lo, port_hi;
 	struct svcip__owner **ips;   /* size slots */
 	struct svcip__owner **ports; /* SVCIP__PORTS slots */
@@ -114,11 +63,11 @@ static void svcip__owner_free(void *p)
 	}
 }
 
-struct svcip_alloc *svcip_alloc_new(uint32_t base, uint32_t size, int port_lo, int port_hi)
+struct svcip_alloc *svcip_alloc_new(const struct servicerange *range, int port_lo, int port_hi)
 {
 	struct svcip_alloc *a = xcalloc(1, sizeof(*a));
-	a->base = base;
-	a->size = size > SVCIP_MAX_RANGE ? SVCIP_MAX_RANGE : size;
+	a->range = *range;
+	a->size = range->size > SVCIP_MAX_RANGE ? SVCIP_MAX_RANGE : range->size;
 	a->port_lo = port_lo;
 	a->port_hi = port_hi;
 	a->ips = xcalloc(a->size, sizeof(*a->ips));
@@ -157,21 +106,10 @@ static void svcip__owner_gc(struct svcip_alloc *a, struct svcip__owner *o)
 		keymap_del(a->owners, o->key);
 }
 
-static bool svcip__edge(const struct svcip_alloc *a, uint32_t off)
-{
-	return a->size > 2 && (off == 0 || off == a->size - 1);
-}
-
 /* Never handed out unasked: the network and broadcast addresses, .1 and .10. */
 static bool svcip__reserved(const struct svcip_alloc *a, uint32_t off)
 {
-	return svcip__edge(a, off) || off == 1 || off == 10;
-}
-
-static void svcip__format(const struct svcip_alloc *a, uint32_t off, char *buf)
-{
-	struct in_addr in = {.s_addr = htonl(a->base + off)};
-	inet_ntop(AF_INET, &in, buf, 16);
+	return off == 0 || off == a->size - 1 || off == 1 || off == 10;
 }
 
 static void svcip__take_ip(struct svcip_alloc *a, struct svcip__owner *o, uint32_t off)
@@ -189,13 +127,12 @@ static void svcip__take_ip(struct svcip_alloc *a, struct svcip__owner *o, uint32
 
 int svcip_claim_ip(struct svcip_alloc *a, const char *ip, const char *owner, const char **holder)
 {
-	struct in_addr in;
-	if (!ip || inet_pton(AF_INET, ip, &in) != 1)
-		return -EINVAL;
-	uint32_t v = ntohl(in.s_addr);
-	if (v < a->base || v - a->base >= a->size || svcip__edge(a, v - a->base))
+	uint32_t off = 0;
+	int r = servicerange_offset(&a->range, ip, &off);
+	if (r < 0)
+		return r;
+	if (off >= a->size)
 		return -ERANGE;
-	uint32_t off = v - a->base;
 	struct svcip__owner *cur = a->ips[off];
 	if (cur && strcmp(cur->key, owner) != 0) {
 		if (holder)
@@ -211,7 +148,7 @@ int svcip_ip_of(const struct svcip_alloc *a, const char *owner, char *buf)
 	const struct svcip__owner *o = keymap_get(a->owners, owner);
 	if (!o || o->ip < 0)
 		return -ENOENT;
-	svcip__format(a, (uint32_t)o->ip, buf);
+	servicerange_format(&a->range, (uint32_t)o->ip, buf);
 	return 0;
 }
 
@@ -225,7 +162,7 @@ int svcip_allocate_ip(struct svcip_alloc *a, const char *owner, char *buf)
 			continue;
 		svcip__take_ip(a, svcip__owner(a, owner, true), off);
 		a->next_ip = (off + 1) % a->size;
-		svcip__format(a, off, buf);
+		servicerange_format(&a->range, off, buf);
 		return 0;
 	}
 	return -ENOSPC;
@@ -429,8 +366,9 @@ static void svcip__plan_ports(struct svcip_alloc *a, const char *key, const stru
 }
 
 void svcip_plan_service(struct svcip_alloc *a, const char *key, const struct ynode *svc,
-			const char *cidr, struct svcip_plan *plan)
+			struct svcip_plan *plan)
 {
+	const char *cidr = a->range.text;
 	memset(plan, 0, sizeof(*plan));
 	const struct ynode *spec = ynode_get(svc, "spec");
 	const char *type = ynode_path_str(spec, "type");
@@ -602,7 +540,6 @@ struct svcip {
 	struct workqueue *q;
 	struct expect *exp;
 	struct svcip_alloc *alloc;
-	char *cidr;
 	bool primed;		/* the start-up pass is done */
 	struct keymap *refused; /* keys of services refused something */
 };
@@ -686,7 +623,7 @@ static int svcip__sync(void *data, const char *key, struct error **err)
 		return 0;
 	}
 	struct svcip_plan *plan = xcalloc(1, sizeof(*plan));
-	svcip_plan_service(s->alloc, key, svc, s->cidr, plan);
+	svcip_plan_service(s->alloc, key, svc, plan);
 	if (svcip_ips_in_use(s->alloc) + svcip_ports_in_use(s->alloc) < used)
 		svcip__retry_refused(s);
 	if (!plan->status) {
@@ -738,21 +675,20 @@ static void svcip__on_update(void *data, const char *key, const struct ynode *ol
 struct svcip *svcip_new(struct ctrl *c)
 {
 	const char *cidr =
-	    c->cfg && c->cfg->service_cidr ? c->cfg->service_cidr : SVCIP_DEFAULT_CIDR;
-	const char *range =
-	    c->cfg && c->cfg->node_port_range ? c->cfg->node_port_range : SVCIP_DEFAULT_PORT_RANGE;
-	uint32_t base, size;
+	    c->cfg && c->cfg->service_cidr ? c->cfg->service_cidr : SERVICERANGE_DEFAULT_CIDR;
+	const char *ports = c->cfg && c->cfg->node_port_range ? c->cfg->node_port_range
+							      : SERVICERANGE_DEFAULT_PORTS;
+	struct servicerange range;
 	int lo, hi;
 	cleanup_error struct error *err = NULL;
-	if (svcip_parse_cidr(cidr, &base, &size, &err) < 0 ||
-	    svcip_parse_port_range(range, &lo, &hi, &err) < 0) {
+	if (servicerange_parse(cidr, &range, &err) < 0 ||
+	    servicerange_parse_ports(ports, &lo, &hi, &err) < 0) {
 		log_error("serviceip: %s", err->msg);
 		return NULL;
 	}
 	struct svcip *s = xcalloc(1, sizeof(*s));
 	s->c = c;
-	s->cidr = xstrdup(cidr);
-	s->alloc = svcip_alloc_new(base, size, lo, hi);
+	s->alloc = svcip_alloc_new(&range, lo, hi);
 	s->svcs = ctrl_informer(c, "services");
 	s->q = workqueue_new(c->loop, "services", NULL);
 	s->exp = expect_new();
@@ -775,6 +711,5 @@ void svcip_free(struct svcip *s)
 	expect_free(s->exp);
 	keymap_free(s->refused);
 	svcip_alloc_free(s->alloc);
-	free(s->cidr);
 	free(s);
 }

@@ -28,24 +28,17 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "servicerange.h"
 #include "ynode.h"
 
-#define SVCIP_DEFAULT_CIDR	 "10.96.0.0/16"
-#define SVCIP_DEFAULT_PORT_RANGE "30000-32767"
-#define SVCIP_MAX_RANGE		 (1u << 20) /* a /12, Kubernetes' own limit */
-#define SVCIP_CONDITION		 "Allocated"
+#define SVCIP_MAX_RANGE (1u << 20) /* a /12, Kubernetes' own limit */
+#define SVCIP_CONDITION "Allocated"
 
 struct ctrl;
 struct svcip;
 struct svcip_alloc;
 
-/* "10.96.0.0/16": the network's first address and its size. Prefixes from
- * /12 to /28; the address must be the network's. */
-int svcip_parse_cidr(const char *s, uint32_t *base, uint32_t *size, struct error **err);
-/* "30000-32767" (inclusive) within 1-65535. */
-int svcip_parse_port_range(const char *s, int *lo, int *hi, struct error **err);
-
-struct svcip_alloc *svcip_alloc_new(uint32_t base, uint32_t size, int port_lo, int port_hi);
+struct svcip_alloc *svcip_alloc_new(const struct servicerange *range, int port_lo, int port_hi);
 void svcip_alloc_free(struct svcip_alloc *a);
 
 /* Gives owner ("ns/name") the address ip. 0 (also when owner has it
@@ -89,10 +82,9 @@ struct svcip_plan {
 };
 
 /* Decides for the service svc (key "ns/name") against the allocator,
- * claiming and freeing as it goes; the caller writes what the plan says.
- * cidr is the range's text, for messages. */
+ * claiming and freeing as it goes; the caller writes what the plan says. */
 void svcip_plan_service(struct svcip_alloc *a, const char *key, const struct ynode *svc,
-			const char *cidr, struct svcip_plan *plan);
+			struct svcip_plan *plan);
 void svcip_plan_clear(struct svcip_plan *plan);
 /* Claims what a service marked Allocated True holds, without deciding
  * anything (the start-up pass). */

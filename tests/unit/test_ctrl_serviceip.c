@@ -1,5 +1,5 @@
 /* test_ctrl_serviceip.c: the ClusterIP and nodePort allocator and the
- * plans it makes for services: ranges, reserved addresses, requested,
+ * plans it makes for services: reserved addresses, requested,
  * clashing and out-of-range addresses, release, a full range, the
  * derivation at start from confirmed services, and nodePorts. */
 #include <errno.h>
@@ -17,8 +17,6 @@
 #include "util.h"
 #include "ynode.h"
 
-#define BASE_10_96 ((10u << 24) | (96u << 16))
-
 static struct ynode *y(const char *text)
 {
 	struct ynode *doc = NULL;
@@ -30,38 +28,10 @@ static struct ynode *y(const char *text)
 
 static struct svcip_alloc *alloc16(void)
 {
-	return svcip_alloc_new(BASE_10_96, 1u << 16, 30000, 32767);
-}
-
-static void test_svcip__parse_cidr(void **state)
-{
-	(void)state;
-	uint32_t base = 0, size = 0;
-	assert_int_equal(svcip_parse_cidr("10.96.0.0/16", &base, &size, NULL), 0);
-	assert_int_equal(base, BASE_10_96);
-	assert_int_equal(size, 65536);
-	assert_int_equal(svcip_parse_cidr("10.96.0.0/12", &base, &size, NULL), 0);
-	assert_int_equal(size, 1u << 20);
-	cleanup_error struct error *err = NULL;
-	assert_int_equal(svcip_parse_cidr("10.96.0.1/16", &base, &size, &err), -EINVAL);
-	assert_non_null(strstr(err->msg, "host bits"));
-	assert_int_equal(svcip_parse_cidr("10.96.0.0/8", &base, &size, NULL), -EINVAL);
-	assert_int_equal(svcip_parse_cidr("10.96.0.0", &base, &size, NULL), -EINVAL);
-	assert_int_equal(svcip_parse_cidr("10.96.0.0/", &base, &size, NULL), -EINVAL);
-	assert_int_equal(svcip_parse_cidr("fd00::/108", &base, &size, NULL), -EINVAL);
-}
-
-static void test_svcip__parse_port_range(void **state)
-{
-	(void)state;
-	int lo = 0, hi = 0;
-	assert_int_equal(svcip_parse_port_range("30000-32767", &lo, &hi, NULL), 0);
-	assert_int_equal(lo, 30000);
-	assert_int_equal(hi, 32767);
-	assert_int_equal(svcip_parse_port_range("31000-30000", &lo, &hi, NULL), -EINVAL);
-	assert_int_equal(svcip_parse_port_range("30000", &lo, &hi, NULL), -EINVAL);
-	assert_int_equal(svcip_parse_port_range("0-10", &lo, &hi, NULL), -EINVAL);
-	assert_int_equal(svcip_parse_port_range("30000-70000", &lo, &hi, NULL), -EINVAL);
+	struct servicerange r;
+	if (servicerange_parse("10.96.0.0/16", &r, NULL) < 0)
+		fail();
+	return svcip_alloc_new(&r, 30000, 32767);
 }
 
 static void test_svcip__skips_reserved_addresses(void **state)
@@ -130,7 +100,9 @@ static void test_svcip__full_range(void **state)
 {
 	(void)state;
 	/* A /28: 16 addresses, less the network, broadcast, .1 and .10. */
-	struct svcip_alloc *a = svcip_alloc_new(BASE_10_96, 16, 30000, 30001);
+	struct servicerange r;
+	assert_int_equal(servicerange_parse("10.96.0.0/28", &r, NULL), 0);
+	struct svcip_alloc *a = svcip_alloc_new(&r, 30000, 30001);
 	char buf[16], key[16];
 	for (int i = 0; i < 12; i++) {
 		snprintf(key, sizeof(key), "dev/s%d", i);
@@ -185,7 +157,7 @@ static const char *condition(const struct ynode *svc, const char *field)
 static const char *plan_and_apply(struct svcip_alloc *a, const char *key, struct ynode *svc)
 {
 	struct svcip_plan plan;
-	svcip_plan_service(a, key, svc, "10.96.0.0/16", &plan);
+	svcip_plan_service(a, key, svc, &plan);
 	const char *st = plan.status;
 	svcip_apply_plan(svc, &plan, 1700000000);
 	svcip_plan_clear(&plan);
@@ -206,7 +178,7 @@ static void test_svcip__plan_allocates_and_writes(void **state)
 	assert_string_equal(condition(svc, "reason"), "Allocated");
 	/* Planned again (the informer shows the write): nothing to change. */
 	struct svcip_plan plan;
-	svcip_plan_service(a, "dev/web", svc, "10.96.0.0/16", &plan);
+	svcip_plan_service(a, "dev/web", svc, &plan);
 	assert_int_equal(svcip_apply_plan(svc, &plan, 1700000001), 0);
 	svcip_plan_clear(&plan);
 	assert_int_equal(svcip_ips_in_use(a), 1);
@@ -222,8 +194,8 @@ static void test_svcip__plan_in_flight_allocates_once(void **state)
 	      "port: 80}, {name: b, port: 81}]}}");
 	struct svcip_plan p1, p2;
 	/* Two syncs of the unchanged service (its write still in flight). */
-	svcip_plan_service(a, "dev/np", svc, "10.96.0.0/16", &p1);
-	svcip_plan_service(a, "dev/np", svc, "10.96.0.0/16", &p2);
+	svcip_plan_service(a, "dev/np", svc, &p1);
+	svcip_plan_service(a, "dev/np", svc, &p2);
 	assert_string_equal(p1.ip, p2.ip);
 	assert_int_equal(p1.nports, 2);
 	assert_int_equal(p2.nports, 2);
@@ -385,8 +357,6 @@ static void test_svcip__condition_keeps_transition_time(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_svcip__parse_cidr),
-	    cmocka_unit_test(test_svcip__parse_port_range),
 	    cmocka_unit_test(test_svcip__skips_reserved_addresses),
 	    cmocka_unit_test(test_svcip__requested_clash_and_range),
 	    cmocka_unit_test(test_svcip__release_and_reuse),
