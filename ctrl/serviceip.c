@@ -571,6 +571,12 @@ static void svcip__written(void *data, const struct writer_result *res)
 		       loop_now_ms());
 	if (res->status == 0 || res->status == ENOENT) {
 		workqueue_add(s->q, op->key);
+	} else if (res->status == EINVAL && res->msg && strstr(res->msg, "already allocated")) {
+		/* corral-fs gave what this plan chose to a Service written
+		 * meanwhile: forget the plan and decide again. */
+		log_info("Service %s: %s; allocating again", op->key, res->msg);
+		svcip_release(s->alloc, op->key);
+		workqueue_add_rate_limited(s->q, op->key);
 	} else {
 		log_warn("Service %s: cannot write its allocation: %s", op->key, res->msg);
 		workqueue_add_rate_limited(s->q, op->key);

@@ -2,13 +2,16 @@
 # Services against a real mount, with corral-sched and two hollow
 # corral-noded nodes: a Deployment of 2 behind a Service gets a clusterIP and
 # endpoints with both pod IPs; a named targetPort resolves and a multi-port
-# service groups its ports; a requested clusterIP is honoured, a clash and
-# an out-of-range address are refused with a condition and an event, and a
-# refused service takes the address once it is freed; nodePorts; headless
+# service groups its ports; a requested clusterIP is honoured, a clash, an
+# out-of-range address and a taken nodePort are refused at the write by
+# corral-fs with the reason in .errors; an address inside corral-fs's range
+# but outside corral-ctrl's is refused by corral-ctrl (a condition and an
+# event); nodePorts; headless
 # services get no address but endpoints; a pod turning unready moves to
 # notReadyAddresses within a second; deleting a service removes its
 # endpoints and frees its address; a restart of corral-ctrl keeps every
-# allocation and hands out no duplicate.
+# allocation and hands out no duplicate; a restart of corral-fs still
+# refuses a clash (its index is rebuilt from the store).
 . "$(dirname "$0")/lib.sh"
 CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
@@ -26,7 +29,7 @@ stop_all() {
 trap '[ -n "${SVC_TEST_LOGS:-}" ] && cp "$T"/*.log "$SVC_TEST_LOGS"/; stop_all; cleanup' EXIT
 start_fs
 start_ctrl() {
-	"$CTRL" --mount "$M" --leader-elect=false "$@" >>"$T/ctrl.log" 2>&1 &
+	"$CTRL" --mount "$M" --leader-elect=false --service-cidr 10.96.0.0/20 "$@" >>"$T/ctrl.log" 2>&1 &
 	CTRL_PID=$!
 	PIDS+=($CTRL_PID)
 }
@@ -101,12 +104,16 @@ check "... with the reason in .errors" grep -q 'ports\[0\].name: Required value'
 mksvc req "{selector: {app: web}, clusterIP: 10.96.0.50, ports: [{port: 80}]}"
 check "a requested clusterIP is honoured" wait_for 5 sh -c "[ \"\$(awk '/^    type: Allocated/{f=1} END{print f}' '$(svc req)')\" = 1 ]"
 check "... it keeps 10.96.0.50 and is Allocated" sh -c "[ '$(cip req)' = 10.96.0.50 ] && grep -q 'reason: Allocated' '$(svc req)'"
-mksvc clash "{selector: {app: web}, clusterIP: 10.96.0.50, ports: [{port: 80}]}"
-check "a clashing clusterIP is refused: Allocated False, ClusterIPAlreadyAllocated" wait_for 5 sh -c "grep -q 'reason: ClusterIPAlreadyAllocated' '$(svc clash)' && grep -q \"status: 'False'\" '$(svc clash)'"
-check "... with a clear message naming the holder" grep -q 'provided IP is already allocated (to service dev/req)' "$(svc clash)"
-check "... and a Warning event" wait_for 5 sh -c "grep -l 'reason: ClusterIPAlreadyAllocated' '$D'/events/*.yaml | xargs grep -q 'type: Warning'"
-mksvc far "{selector: {app: web}, clusterIP: 10.97.0.5, ports: [{port: 80}]}"
-check "an address outside the range is refused: ClusterIPOutOfRange" wait_for 5 grep -q 'The range of valid IPs is 10.96.0.0/16' "$(svc far)"
+refute "a clashing clusterIP is refused at the write" mksvc clash "{selector: {app: web}, clusterIP: 10.96.0.50, ports: [{port: 80}]}"
+check "... and not stored" test ! -e "$(svc clash)"
+check "... with a clear message naming the holder in .errors" grep -q 'Service "clash" is invalid: spec.clusterIP: Invalid value: "10.96.0.50": provided IP is already allocated (to service dev/req)' "$M/.errors"
+refute "an address outside the service range is refused at the write" mksvc far "{selector: {app: web}, clusterIP: 10.97.0.5, ports: [{port: 80}]}"
+check "... with the range in .errors" grep -q '"10.97.0.5": provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/16' "$M/.errors"
+# corral-fs takes 10.96.0.0/16, this corral-ctrl only 10.96.0.0/20.
+mksvc outer "{selector: {app: web}, clusterIP: 10.96.200.1, ports: [{port: 80}]}"
+check "an address corral-ctrl's range lacks is refused by it: Allocated False, ClusterIPOutOfRange" wait_for 5 sh -c "grep -q 'reason: ClusterIPOutOfRange' '$(svc outer)' && grep -q \"status: 'False'\" '$(svc outer)'"
+check "... with Kubernetes' message" grep -q 'The range of valid IPs is 10.96.0.0/20' "$(svc outer)"
+check "... and a Warning event" wait_for 5 sh -c "grep -l 'reason: ClusterIPOutOfRange' '$D'/events/*.yaml | xargs grep -q 'type: Warning'"
 mksvc dns "{selector: {app: web}, clusterIP: 10.96.0.10, ports: [{name: dns, port: 53, protocol: UDP}]}"
 check "the reserved .10 is given to a service that asks for it" wait_for 5 sh -c "grep -q 'reason: Allocated' '$(svc dns)' && [ '$(cip dns)' = 10.96.0.10 ]"
 
@@ -114,8 +121,8 @@ check "the reserved .10 is given to a service that asks for it" wait_for 5 sh -c
 mksvc np "{type: NodePort, selector: {app: web}, ports: [{name: a, port: 80}, {name: b, port: 81, nodePort: 31002}]}"
 np_of() { sed -n 's/^    nodePort: //p' "$(svc "$1")" | sort -n | tr '\n' ' '; }
 check "a NodePort service gets a nodePort in 30000-32767, a requested one is kept" wait_for 5 sh -c "grep -q 'reason: Allocated' '$(svc np)' && [ \$(sed -n 's/^    nodePort: //p' '$(svc np)' | wc -l) = 2 ] && sed -n 's/^    nodePort: //p' '$(svc np)' | grep -q 31002 && sed -n 's/^    nodePort: //p' '$(svc np)' | grep -v 31002 | awk '{exit !(\$1 >= 30000 && \$1 <= 32767)}'"
-mksvc np2 "{type: NodePort, selector: {app: web}, ports: [{port: 80, nodePort: 31002}]}"
-check "a duplicate nodePort is refused: NodePortAlreadyAllocated" wait_for 5 grep -q 'reason: NodePortAlreadyAllocated' "$(svc np2)"
+refute "a taken nodePort is refused at the write" mksvc np2 "{type: NodePort, selector: {app: web}, ports: [{port: 80, nodePort: 31002}]}"
+check "... naming the holder in .errors" grep -q 'spec.ports\[0\].nodePort: Invalid value: 31002: provided port is already allocated (to service dev/np)' "$M/.errors"
 
 # ---- headless ---------------------------------------------------------------------
 mksvc hl "{clusterIP: None, selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}"
@@ -168,15 +175,15 @@ Y
 check "a pod with hostname and subdomain = the service has its hostname" wait_for 5 grep -q 'hostname: db-0' "$(ep manual)"
 
 # ---- deleting and freeing -------------------------------------------------------------
-rm "$(svc clash)"
 rm "$(svc req)"
 check "deleting a service removes its endpoints" wait_for 5 test ! -e "$(ep req)"
 mksvc again "{selector: {app: web}, clusterIP: 10.96.0.50, ports: [{port: 80}]}"
 check "... and frees its address: a new service takes it" wait_for 5 sh -c "grep -q 'reason: Allocated' '$(svc again)' && [ '$(cip again)' = 10.96.0.50 ]"
-mksvc far2 "{selector: {app: web}, clusterIP: 10.96.0.10, ports: [{port: 80}]}"
-check "a refused service waits: .10 stays the dns service's" wait_for 5 grep -q 'reason: ClusterIPAlreadyAllocated' "$(svc far2)"
+refute "the reserved .10 is refused to another while the dns service holds it" mksvc dns2 "{selector: {app: web}, clusterIP: 10.96.0.10, ports: [{port: 80}]}"
 rm "$(svc dns)"
-check "... and takes the address once it is freed" wait_for 5 grep -q 'reason: Allocated' "$(svc far2)"
+check "... and given once it is freed" mksvc dns2 "{selector: {app: web}, clusterIP: 10.96.0.10, ports: [{port: 80}]}"
+check "... Allocated" wait_for 5 grep -q 'reason: Allocated' "$(svc dns2)"
+rm "$(svc outer)"
 
 # ---- restart -----------------------------------------------------------------------------
 before=$(for f in "$D"/services/*.yaml; do echo "$(basename "$f") $(sed -n 's/^  clusterIP: //p' "$f")"; done)
@@ -191,4 +198,10 @@ dups=$(sed -n 's/^  clusterIP: //p' "$D"/services/*.yaml | grep -v None | sort |
 check "... and no address is held twice" test -z "$dups"
 check "... nor .1 handed out unasked" sh -c "! sed -n 's/^  clusterIP: //p' '$D'/services/*.yaml | grep -qx 10.96.0.1"
 check "corral-ctrl logged no error" sh -c "! grep -q ' error' '$T/ctrl.log'"
+held=$(cip again)
+stop_all
+stop_fs
+start_fs
+refute "after a restart of corral-fs a clash is still refused at the write" mksvc clash2 "{clusterIP: $held, ports: [{port: 80}]}"
+check "... naming the holder" grep -q "provided IP is already allocated (to service dev/again)" "$M/.errors"
 exit $((FAILS > 0))
