@@ -16,7 +16,9 @@
  *   svcbench services -m MOUNT -N NS -n N [-t T] [-w]
  *	Writes N Services (svc-NNNNN, no clusterIP) with T threads; with -w,
  *	then waits until every one carries its clusterIP and the Allocated
- *	condition (inotify on the services folder). secs= is from the first
+ *	condition (inotify on the services folder, and a look at every
+ *	file not seen allocated whenever the events stop for half a second,
+ *	as the inotify queue may overflow). secs= is from the first
  *	write to the last service allocated (or written, without -w).
  */
 #define _GNU_SOURCE
@@ -282,22 +284,31 @@ static int run_services(void)
 	 * follow the events. */
 	char buf[64 * 1024];
 	double last = now_s();
-	for (long pass = 0; ndone < count && now_s() - last < 30.0; pass++) {
-		if (pass == 0) {
+	bool rescan = true;
+	for (; ndone < count && now_s() - last < 60.0;) {
+		if (rescan) {
+			/* At first, and when the events stop (the inotify queue
+			 * may have overflowed under this many writes): look at
+			 * every one not seen allocated yet. */
+			rescan = false;
+			long before = ndone;
 			for (long i = 0; i < count; i++) {
 				char name[32];
 				snprintf(name, sizeof(name), "svc-%05ld.yaml", i);
-				if (allocated(name)) {
+				if (!done[i] && allocated(name)) {
 					done[i] = true;
 					ndone++;
 				}
 			}
-			last = now_s();
+			if (ndone > before)
+				last = now_s();
 			continue;
 		}
 		struct pollfd p = {.fd = in, .events = POLLIN};
-		if (poll(&p, 1, 200) <= 0)
+		if (poll(&p, 1, 500) <= 0) {
+			rescan = true;
 			continue;
+		}
 		ssize_t n;
 		while ((n = read(in, buf, sizeof(buf))) > 0) {
 			for (char *q = buf; q < buf + n;) {
