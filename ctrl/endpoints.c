@@ -178,7 +178,8 @@ static struct ynode *ep__pod_ports(const struct ynode *svc_ports, const struct y
 			ynode_set(p, "appProtocol", ynode_new_str(app));
 		ynode_append(out, p);
 	}
-	qsort(out->items, out->n, sizeof(*out->items), ep__port_cmp);
+	if (out->n > 1)
+		qsort(out->items, out->n, sizeof(*out->items), ep__port_cmp);
 	size_t len = 1;
 	char *s = xcalloc(1, 1);
 	for (size_t i = 0; i < out->n; i++) {
@@ -196,7 +197,8 @@ static struct ynode *ep__pod_ports(const struct ynode *svc_ports, const struct y
 
 static struct ynode *ep__seq_of(struct ynode **v, size_t n)
 {
-	qsort(v, n, sizeof(*v), ep__addr_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), ep__addr_cmp);
 	struct ynode *seq = ynode_new_seq();
 	for (size_t i = 0; i < n; i++)
 		ynode_append(seq, v[i]);
@@ -248,7 +250,8 @@ struct ynode *endpoints_build(const struct ynode *svc, const struct ynode *const
 		else
 			ep__push(&s->unready, &s->nunready, &s->cap_unready, addr);
 	}
-	qsort(subs, nsubs, sizeof(*subs), ep__subset_cmp);
+	if (nsubs > 1)
+		qsort(subs, nsubs, sizeof(*subs), ep__subset_cmp);
 
 	struct ynode *ep = ynode_new_map();
 	ynode_set(ep, "apiVersion", ynode_new_str("v1"));

@@ -38,7 +38,7 @@ static void test_svcip__skips_reserved_addresses(void **state)
 {
 	(void)state;
 	struct svcip_alloc *a = alloc16();
-	char buf[16], key[16];
+	char buf[16], key[32];
 	/* .0 is the network, .1 the kubernetes service's, .10 the DNS's. */
 	for (int i = 2; i <= 11; i++) {
 		if (i == 10)
@@ -103,7 +103,7 @@ static void test_svcip__full_range(void **state)
 	struct servicerange r;
 	assert_int_equal(servicerange_parse("10.96.0.0/28", &r, NULL), 0);
 	struct svcip_alloc *a = svcip_alloc_new(&r, 30000, 30001);
-	char buf[16], key[16];
+	char buf[16], key[32];
 	for (int i = 0; i < 12; i++) {
 		snprintf(key, sizeof(key), "dev/s%d", i);
 		assert_int_equal(svcip_allocate_ip(a, key, buf), 0);
