@@ -36,7 +36,8 @@
 
 struct svcip__owner {
 	char *key;
-	int64_t ip; /* offset in the range, -1: none */
+	int64_t ip;	   /* offset in the range, -1: none */
+	bool ip_unwritten; /* handed out here, not yet seen in its spec */
 	int *ports;
 	size_t nports, cap;
 };
@@ -114,13 +115,16 @@ static bool svcip__reserved(const struct svcip_alloc *a, uint32_t off)
 
 static void svcip__take_ip(struct svcip_alloc *a, struct svcip__owner *o, uint32_t off)
 {
-	if (o->ip >= 0 && (uint32_t)o->ip == off)
+	if (o->ip >= 0 && (uint32_t)o->ip == off) {
+		o->ip_unwritten = false; /* claimed: its spec has it */
 		return;
+	}
 	if (o->ip >= 0) {
 		a->ips[o->ip] = NULL;
 		a->ips_used--;
 	}
 	o->ip = off;
+	o->ip_unwritten = false;
 	a->ips[off] = o;
 	a->ips_used++;
 }
@@ -134,13 +138,23 @@ int svcip_claim_ip(struct svcip_alloc *a, const char *ip, const char *owner, con
 	if (off >= a->size)
 		return -ERANGE;
 	struct svcip__owner *cur = a->ips[off];
-	if (cur && strcmp(cur->key, owner) != 0) {
+	bool evict = cur && strcmp(cur->key, owner) != 0 && cur->ip_unwritten;
+	if (cur && strcmp(cur->key, owner) != 0 && !evict) {
 		if (holder)
 			*holder = cur->key;
 		return -EEXIST;
 	}
+	if (evict) {
+		/* Handed out here but not written yet, while this service was
+		 * stored asking for it: corral-fs gives it to this one. */
+		a->ips[off] = NULL;
+		a->ips_used--;
+		cur->ip = -1;
+		if (holder)
+			*holder = cur->key;
+	}
 	svcip__take_ip(a, svcip__owner(a, owner, true), off);
-	return 0;
+	return evict ? 1 : 0;
 }
 
 int svcip_ip_of(const struct svcip_alloc *a, const char *owner, char *buf)
@@ -160,7 +174,9 @@ int svcip_allocate_ip(struct svcip_alloc *a, const char *owner, char *buf)
 		uint32_t off = (a->next_ip + i) % a->size;
 		if (a->ips[off] || svcip__reserved(a, off))
 			continue;
-		svcip__take_ip(a, svcip__owner(a, owner, true), off);
+		struct svcip__owner *o = svcip__owner(a, owner, true);
+		svcip__take_ip(a, o, off);
+		o->ip_unwritten = true;
 		a->next_ip = (off + 1) % a->size;
 		servicerange_format(&a->range, off, buf);
 		return 0;
@@ -390,8 +406,10 @@ void svcip_plan_service(struct svcip_alloc *a, const char *key, const struct yno
 	} else {
 		const char *holder = NULL;
 		int r = svcip_claim_ip(a, ip, key, &holder);
-		if (r == 0) {
+		if (r >= 0) {
 			snprintf(plan->ip, sizeof(plan->ip), "%s", ip);
+			if (r == 1)
+				plan->evicted = xstrdup(holder);
 		} else {
 			svcip_release_ip(a, key);
 			if (r == -EEXIST)
@@ -423,6 +441,7 @@ void svcip_plan_clear(struct svcip_plan *plan)
 {
 	free(plan->ports);
 	free(plan->message);
+	free(plan->evicted);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -630,6 +649,8 @@ static int svcip__sync(void *data, const char *key, struct error **err)
 	}
 	struct svcip_plan *plan = xcalloc(1, sizeof(*plan));
 	svcip_plan_service(s->alloc, key, svc, plan);
+	if (plan->evicted)
+		workqueue_add(s->q, plan->evicted);
 	if (svcip_ips_in_use(s->alloc) + svcip_ports_in_use(s->alloc) < used)
 		svcip__retry_refused(s);
 	if (!plan->status) {

@@ -43,9 +43,12 @@ void svcip_alloc_free(struct svcip_alloc *a);
 
 /* Gives owner ("ns/name") the address ip. 0 (also when owner has it
  * already; an owner holds one address, so any other it held is freed);
- * -EINVAL not an IPv4 address; -ERANGE outside the range or its network or
- * broadcast address; -EEXIST held by another owner, named in *holder (may
- * be NULL; valid until the allocator changes). */
+ * 1 when it was taken from another owner to whom svcip_allocate_ip() gave
+ * it and who has not claimed it since (its write is in flight, and
+ * corral-fs will refuse it: owner's service is stored asking for it), named
+ * in *holder; -EINVAL not an IPv4 address; -ERANGE outside the range or
+ * its network or broadcast address; -EEXIST held by another owner, named
+ * in *holder (may be NULL; valid until the allocator changes). */
 int svcip_claim_ip(struct svcip_alloc *a, const char *ip, const char *owner, const char **holder);
 /* The address owner holds, or the next free one it now holds, into buf
  * (at least 16 bytes). 0, or -ENOSPC when the range is full. */
@@ -79,6 +82,7 @@ struct svcip_plan {
 	const char *status; /* of the Allocated condition: "True", "False" */
 	const char *reason;
 	char *message;
+	char *evicted; /* a service that lost an unwritten allocation to this one */
 };
 
 /* Decides for the service svc (key "ns/name") against the allocator,

@@ -189,10 +189,21 @@ rm "$(svc outer)"
 before=$(for f in "$D"/services/*.yaml; do echo "$(basename "$f") $(sed -n 's/^  clusterIP: //p' "$f")"; done)
 kill "$CTRL_PID"
 wait "$CTRL_PID" 2>/dev/null
+# While no corral-ctrl runs: one service without an address, and one that
+# asks for the lowest free address, the one the restarted controller would
+# hand out first. Whichever it decides first, the one that asked keeps it
+# (corral-fs refuses the controller's write if it gives it to the other).
+used=$(sed -n 's/^  clusterIP: //p' "$D"/services/*.yaml)
+for i in $(seq 2 255); do [ "$i" != 10 ] && ! grep -qx "10.96.0.$i" <<<"$used" && break; done
+lowest=10.96.0.$i
+mksvc aaa-auto "{selector: {app: web}, ports: [{port: 80}]}"
+mksvc zzz-asks "{selector: {app: web}, clusterIP: $lowest, ports: [{port: 80}]}"
 start_ctrl
+check "a service that asked for the next free address keeps it" wait_for 10 sh -c "grep -q 'reason: Allocated' '$(svc zzz-asks)' && grep -q 'reason: Allocated' '$(svc aaa-auto)'"
+check "... and the other gets another" sh -c "[ '$(cip zzz-asks)' = $lowest ] && [ -n \"\$(sed -n 's/^  clusterIP: //p' '$(svc aaa-auto)')\" ] && ! grep -q '^  clusterIP: $lowest\$' '$(svc aaa-auto)'"
 for i in 1 2 3 4 5; do mksvc "post$i" "{selector: {app: web}, ports: [{port: 80}]}"; done
 check "after a restart new services get addresses" wait_for 10 sh -c "for i in 1 2 3 4 5; do grep -q 'reason: Allocated' '$D/services/post'\$i.yaml || exit 1; done"
-after=$(for f in "$D"/services/*.yaml; do case $f in */post*) ;; *) echo "$(basename "$f") $(sed -n 's/^  clusterIP: //p' "$f")" ;; esac; done)
+after=$(for f in "$D"/services/*.yaml; do case $f in */post* | */aaa-auto.yaml | */zzz-asks.yaml) ;; *) echo "$(basename "$f") $(sed -n 's/^  clusterIP: //p' "$f")" ;; esac; done)
 check "... the services from before keep theirs" test "$before" = "$after"
 dups=$(sed -n 's/^  clusterIP: //p' "$D"/services/*.yaml | grep -v None | sort | uniq -d)
 check "... and no address is held twice" test -z "$dups"

@@ -80,6 +80,56 @@ static void test_svcip__requested_clash_and_range(void **state)
 	svcip_alloc_free(a);
 }
 
+static void test_svcip__request_takes_unwritten_allocation(void **state)
+{
+	(void)state;
+	struct svcip_alloc *a = alloc16();
+	char buf[16];
+	const char *holder = NULL;
+	/* Handed to dev/auto, whose write is in flight... */
+	assert_int_equal(svcip_allocate_ip(a, "dev/auto", buf), 0);
+	assert_string_equal(buf, "10.96.0.2");
+	/* ... when dev/asks, stored asking for it, is seen: it wins. */
+	assert_int_equal(svcip_claim_ip(a, "10.96.0.2", "dev/asks", &holder), 1);
+	assert_string_equal(holder, "dev/auto");
+	assert_int_equal(svcip_ip_of(a, "dev/auto", buf), -ENOENT);
+	assert_int_equal(svcip_allocate_ip(a, "dev/auto", buf), 0);
+	assert_string_equal(buf, "10.96.0.3");
+	/* Once dev/auto's spec shows it (it claims it), it is not taken. */
+	assert_int_equal(svcip_claim_ip(a, "10.96.0.3", "dev/auto", NULL), 0);
+	assert_int_equal(svcip_claim_ip(a, "10.96.0.3", "dev/late", &holder), -EEXIST);
+	assert_string_equal(holder, "dev/auto");
+	/* Nor is a requested one. */
+	assert_int_equal(svcip_claim_ip(a, "10.96.0.2", "dev/late", &holder), -EEXIST);
+	assert_int_equal(svcip_ips_in_use(a), 2);
+	svcip_alloc_free(a);
+}
+
+static void test_svcip__plan_takes_unwritten_allocation(void **state)
+{
+	(void)state;
+	struct svcip_alloc *a = alloc16();
+	cleanup_ynode struct ynode *autos =
+	    y("{metadata: {name: auto, namespace: dev}, spec: {ports: [{port: 80}]}}");
+	cleanup_ynode struct ynode *asks =
+	    y("{metadata: {name: asks, namespace: dev}, spec: {clusterIP: 10.96.0.2, ports: "
+	      "[{port: 80}]}}");
+	struct svcip_plan p1, p2;
+	svcip_plan_service(a, "dev/auto", autos, &p1);
+	assert_string_equal(p1.ip, "10.96.0.2");
+	svcip_plan_service(a, "dev/asks", asks, &p2);
+	assert_string_equal(p2.status, "True");
+	assert_string_equal(p2.evicted, "dev/auto");
+	svcip_plan_clear(&p1);
+	svcip_plan_clear(&p2);
+	/* dev/auto, synced again, gets another address. */
+	svcip_plan_service(a, "dev/auto", autos, &p1);
+	assert_string_equal(p1.ip, "10.96.0.3");
+	assert_null(p1.evicted);
+	svcip_plan_clear(&p1);
+	svcip_alloc_free(a);
+}
+
 static void test_svcip__release_and_reuse(void **state)
 {
 	(void)state;
@@ -359,6 +409,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_svcip__skips_reserved_addresses),
 	    cmocka_unit_test(test_svcip__requested_clash_and_range),
+	    cmocka_unit_test(test_svcip__request_takes_unwritten_allocation),
+	    cmocka_unit_test(test_svcip__plan_takes_unwritten_allocation),
 	    cmocka_unit_test(test_svcip__release_and_reuse),
 	    cmocka_unit_test(test_svcip__full_range),
 	    cmocka_unit_test(test_svcip__node_ports),
