@@ -562,26 +562,19 @@ static bool fs__is_service(const struct kind_info *k)
 	return k && strcmp(k->kind, "Service") == 0;
 }
 
-/* A stored Service's addresses and ports join the index (load) or leave it
- * (delete). */
-static void fs__services_load(struct fs *fs, const char *ns, const char *name, const char *yaml,
-			      size_t len)
+/* A stored Service's addresses and ports join the index (at load) or
+ * leave it (deleted). */
+static void fs__services_note(struct fs *fs, const char *ns, const char *name, const char *yaml,
+			      size_t len, bool stored)
 {
 	cleanup_ynode struct ynode *svc = NULL;
 	if (!yaml || yaml_parse_one(yaml, len, &svc, NULL) < 0)
 		return;
 	cleanup_free char *owner = xasprintf("%s/%s", ns ? ns : "", name);
-	svcindex_load(fs->services, owner, svc);
-}
-
-static void fs__services_drop(struct fs *fs, const char *ns, const char *name, const char *yaml,
-			      size_t len)
-{
-	cleanup_ynode struct ynode *svc = NULL;
-	if (!yaml || yaml_parse_one(yaml, len, &svc, NULL) < 0)
-		return;
-	cleanup_free char *owner = xasprintf("%s/%s", ns ? ns : "", name);
-	svcindex_drop(fs->services, owner, svc);
+	if (stored)
+		svcindex_load(fs->services, owner, svc);
+	else
+		svcindex_drop(fs->services, owner, svc);
 }
 
 /* Stores text as the object dir/name on behalf of author. */
@@ -674,7 +667,7 @@ static int fs__delete_object(struct fs *fs, const struct kind_info *k, const cha
 		struct error *serr = NULL;
 		r = store_apply(fs->store, &c, &serr);
 		if (r == 0 && fs__is_service(k))
-			fs__services_drop(fs, ns, name, old.yaml, old.len);
+			fs__services_note(fs, ns, name, old.yaml, old.len, false);
 		store_record_clear(&old);
 		if (r == -EAGAIN && attempt < 32) {
 			error_free(serr);
@@ -2485,7 +2478,7 @@ static int fs__services_index(struct fs *fs, struct error **err)
 			int r = store_get(fs->store, key, &rec, err);
 			if (r < 0)
 				return r;
-			fs__services_load(fs, ns->name, name, rec.yaml, rec.len);
+			fs__services_note(fs, ns->name, name, rec.yaml, rec.len, true);
 			store_record_clear(&rec);
 			count++;
 		}
