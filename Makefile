@@ -118,6 +118,7 @@ bench: all
 	@bench/run.sh $(B)
 	@bench/sched.sh $(B)
 	@bench/ctrl.sh $(B)
+	@bench/services.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

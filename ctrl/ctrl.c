@@ -5,6 +5,7 @@
 #include "ctrl.h"
 #include "deployment.h"
 #include "dropbox.h"
+#include "endpoints.h"
 #include "events.h"
 #include "gc.h"
 #include "keymap.h"
@@ -12,6 +13,7 @@
 #include "log.h"
 #include "owners.h"
 #include "replicaset.h"
+#include "serviceip.h"
 #include "util.h"
 #include "write.h"
 
@@ -20,7 +22,10 @@
 #include <string.h>
 
 static const char *const ctrl__names[] = {
-    "replicaset", "replicationcontroller", "deployment", "garbagecollector", "dropbox", "eventttl",
+    "replicaset", "replicationcontroller",
+    "deployment", "garbagecollector",
+    "dropbox",	  "eventttl",
+    "serviceip",  "endpoints",
 };
 
 int ctrl_check_controllers(const char *list, struct error **err)
@@ -128,6 +133,12 @@ int ctrl_start(struct ctrl *c, struct error **err)
 		c->deploy = depc_new(c);
 	if (ctrl_enabled(c, "garbagecollector"))
 		c->gc = gc_new(c);
+	if (ctrl_enabled(c, "serviceip") && !(c->svcip = svcip_new(c))) {
+		ctrl_stop(c);
+		return error_set(err, EINVAL, "serviceip: the service ranges do not parse");
+	}
+	if (ctrl_enabled(c, "endpoints"))
+		c->endpoints = endpointsc_new(c);
 	/* Start every informer; each lists its kind before it returns. */
 	const char *plural;
 	void *v;
@@ -166,6 +177,10 @@ void ctrl_stop(struct ctrl *c)
 	c->informers = NULL;
 	gc_free(c->gc);
 	c->gc = NULL;
+	endpointsc_free(c->endpoints);
+	c->endpoints = NULL;
+	svcip_free(c->svcip);
+	c->svcip = NULL;
 	depc_free(c->deploy);
 	c->deploy = NULL;
 	rsc_free(c->rs);

@@ -24,6 +24,8 @@ struct gc;
 struct dropbox;
 struct keymap;
 struct owners;
+struct svcip;
+struct endpointsc;
 
 /* [ctrl] in corral.conf, and the flags of the same names. */
 struct ctrl_config {
@@ -43,6 +45,8 @@ struct ctrl_config {
 	uint64_t status_interval_ms; /* least time between two status-only
 				      * writes of one Deployment */
 	uint64_t resync_ms;	     /* relist every period; 0: never */
+	char *service_cidr;	     /* ClusterIPs come from it ([cluster]) */
+	char *node_port_range;	     /* "30000-32767" ([cluster]) */
 };
 
 struct ctrl {
@@ -59,12 +63,15 @@ struct ctrl {
 	struct depc *deploy;
 	struct gc *gc;
 	struct dropbox *drop;
+	struct svcip *svcip;
+	struct endpointsc *endpoints;
 	bool running;
 };
 
 /* The names --controllers knows. */
 #define CTRL_NAMES                                                                                 \
-	"replicaset, replicationcontroller, deployment, garbagecollector, dropbox, eventttl"
+	"replicaset, replicationcontroller, deployment, garbagecollector, dropbox, eventttl, "     \
+	"serviceip, endpoints"
 
 /* Whether the controller name is on (cfg->controllers). */
 bool ctrl_enabled(const struct ctrl *c, const char *name);

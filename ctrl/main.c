@@ -12,6 +12,7 @@
 #include "leaderelect.h"
 #include "log.h"
 #include "loop.h"
+#include "servicerange.h"
 #include "util.h"
 #include "write.h"
 
@@ -33,7 +34,8 @@ static void usage(const char *prog)
 	    "\n"
 	    "Runs the controllers of the cluster mounted at DIR (default /cluster):\n"
 	    "ReplicaSets, ReplicationControllers, Deployments, the garbage collector,\n"
-	    "drop boxes and the expiry of events.\n"
+	    "drop boxes, the expiry of events, Services' ClusterIPs and nodePorts, and\n"
+	    "Endpoints.\n"
 	    "  --mount DIR                           the cluster's mount (default /cluster)\n"
 	    "  --config FILE                         the [ctrl] section (default "
 	    "/etc/corral/corral.conf)\n"
@@ -58,6 +60,10 @@ static void usage(const char *prog)
 	    "                                        Deployment or of a set no one owns (default "
 	    "1s)\n"
 	    "  --resync-period D                     relist every D (default 0: never)\n"
+	    "  --service-cidr CIDR                   ClusterIPs come from it (default "
+	    "10.96.0.0/16)\n"
+	    "  --service-node-port-range A-B         nodePorts come from it (default "
+	    "30000-32767)\n"
 	    "  -v, --verbose                         log at the debug level\n"
 	    "  -V, --version                         print the version\n"
 	    "  -h, --help                            this help\n"
@@ -109,6 +115,15 @@ int main(int argc, char **argv)
 	     .ptr = &cfg.status_interval_ms,
 	     .def = "1s"},
 	    {.name = "resync-period", .type = CONFIG_DURATION, .ptr = &cfg.resync_ms, .def = "0"},
+	    /* Shared with corral-noded and corral-dns: set them in [cluster]. */
+	    {.name = "service-cidr",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.service_cidr,
+	     .def = SERVICERANGE_DEFAULT_CIDR},
+	    {.name = "service-node-port-range",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.node_port_range,
+	     .def = SERVICERANGE_DEFAULT_PORTS},
 	    CONFIG_KEYS_END,
 	};
 	static const struct option opts[] = {
@@ -122,6 +137,8 @@ int main(int argc, char **argv)
 	    {"burst-replicas", required_argument, NULL, 'K'},
 	    {"status-interval", required_argument, NULL, 'K'},
 	    {"resync-period", required_argument, NULL, 'K'},
+	    {"service-cidr", required_argument, NULL, 'K'},
+	    {"service-node-port-range", required_argument, NULL, 'K'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -190,6 +207,19 @@ int main(int argc, char **argv)
 	}
 	if (ctrl_check_controllers(cfg.controllers, &err) < 0)
 		goto out_config;
+	struct servicerange svc_range;
+	int np_lo, np_hi;
+	if (servicerange_parse(cfg.service_cidr, &svc_range, &err) < 0 ||
+	    servicerange_parse_ports(cfg.node_port_range, &np_lo, &np_hi, &err) < 0)
+		goto out_config;
+	if (np_lo < SERVICERANGE_PORT_MIN || np_hi > SERVICERANGE_PORT_MAX) {
+		/* corral-fs refuses any other nodePort at write time. */
+		error_set(&err, EINVAL,
+			  "service-node-port-range: \"%s\" must lie within 30000-32767, the "
+			  "nodePorts corral-fs accepts",
+			  cfg.node_port_range);
+		goto out_config;
+	}
 	if (cfg.leader_elect && !(cfg.retry_period_ms < cfg.renew_deadline_ms &&
 				  cfg.renew_deadline_ms < cfg.lease_duration_ms)) {
 		error_set(&err, EINVAL,

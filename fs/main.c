@@ -93,11 +93,15 @@ int main(int argc, char **argv)
 	}
 	/* The [fs] section of the config file; flags win over it. */
 	char *cfg_state = NULL, *cfg_mount = NULL, *cfg_level = NULL, *cfg_logs = NULL;
+	char *cfg_svc_cidr = NULL;
 	const struct config_key keys[] = {
 		{.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
 		{.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
 		{.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg_level, .def = "info"},
 		{.name = "pod-log-dir", .type = CONFIG_STRING, .ptr = &cfg_logs, .def = "/var/log/pods"},
+		/* [cluster], shared with corral-ctrl, corral-noded and corral-dns */
+		{.name = "service-cidr", .type = CONFIG_STRING, .ptr = &cfg_svc_cidr,
+		 .def = SERVICERANGE_DEFAULT_CIDR},
 		CONFIG_KEYS_END,
 	};
 	if (config_load(opts.config, "fs", keys, &err) < 0) {
@@ -108,6 +112,13 @@ int main(int argc, char **argv)
 	}
 	if (log_parse_level(cfg_level) < 0) {
 		fprintf(stderr, "corral-fs: log-level: unknown level \"%s\" (debug, info, warn, error)\n", cfg_level);
+		config_free(keys);
+		return 2;
+	}
+	struct servicerange svc_range;
+	if (servicerange_parse(cfg_svc_cidr, &svc_range, &err) < 0) {
+		fprintf(stderr, "corral-fs: %s\n", err->msg);
+		error_free(err);
 		config_free(keys);
 		return 2;
 	}
@@ -141,6 +152,7 @@ int main(int argc, char **argv)
 		goto out_err;
 	fs = fs_new(store, git_dir);
 	fs_set_log_dir(fs, opts.logs ? opts.logs : cfg_logs);
+	fs_set_service_range(fs, &svc_range);
 	if (fs_load(fs, &err) < 0)
 		goto out_err;
 

@@ -8,6 +8,7 @@
 #include "kinds.h"
 #include "log.h"
 #include "object.h"
+#include "svcindex.h"
 #include "tree.h"
 #include "util.h"
 
@@ -32,6 +33,7 @@ struct fs {
 	struct fuse_session *se;
 	char *gitdir;
 	char *log_dir; /* where containers' output is: /var/log/pods */
+	struct svcindex *services; /* addresses and node ports Services hold */
 	char hostname[256];
 
 	pthread_mutex_t errors_lock;
@@ -555,6 +557,26 @@ static struct node *fs__add_namespace(struct fs *fs, const char *name)
 
 /* ---- the store side of a write ---- */
 
+static bool fs__is_service(const struct kind_info *k)
+{
+	return k && strcmp(k->kind, "Service") == 0;
+}
+
+/* A stored Service's addresses and ports join the index (at load) or
+ * leave it (deleted). */
+static void fs__services_note(struct fs *fs, const char *ns, const char *name, const char *yaml,
+			      size_t len, bool stored)
+{
+	cleanup_ynode struct ynode *svc = NULL;
+	if (!yaml || yaml_parse_one(yaml, len, &svc, NULL) < 0)
+		return;
+	cleanup_free char *owner = xasprintf("%s/%s", ns ? ns : "", name);
+	if (stored)
+		svcindex_load(fs->services, owner, svc);
+	else
+		svcindex_drop(fs->services, owner, svc);
+}
+
 /* Stores text as the object dir/name on behalf of author. */
 static int fs__store_object(struct fs *fs, const struct kind_info *k, const char *ns,
 			    const char *name, const char *key, const char *text, size_t len,
@@ -580,6 +602,21 @@ static int fs__store_object(struct fs *fs, const struct kind_info *k, const char
 			store_record_clear(&old);
 			return r;
 		}
+		/* A Service may not take what another holds (svcindex.h). */
+		struct svcindex_claim claim = {.ip = -1};
+		cleanup_ynode struct ynode *old_svc = NULL;
+		cleanup_free char *owner = NULL;
+		if (fs__is_service(k)) {
+			owner = xasprintf("%s/%s", ns ? ns : "", name);
+			if (have_old)
+				yaml_parse_one(old.yaml, old.len, &old_svc, NULL);
+			r = svcindex_reserve(fs->services, owner, name, b.obj, old_svc, &claim, err);
+			if (r < 0) {
+				store_record_clear(&old);
+				object_build_clear(&b);
+				return r;
+			}
+		}
 		struct store_change c = {.key = key, .obj = b.obj,
 					 .expect_rv = have_old ? old.rv : 0,
 					 .history_path = b.message ? hpath : NULL,
@@ -588,6 +625,10 @@ static int fs__store_object(struct fs *fs, const struct kind_info *k, const char
 		struct error *serr = NULL;
 		r = store_apply(fs->store, &c, &serr);
 		store_record_clear(&old);
+		if (owner && r < 0)
+			svcindex_unreserve(fs->services, owner, &claim);
+		else if (owner)
+			svcindex_settle(fs->services, owner, b.obj, old_svc, &claim);
 		object_build_clear(&b);
 		if (r == -EAGAIN && attempt < 32) {
 			/* Another write got in between our read and commit:
@@ -625,6 +666,8 @@ static int fs__delete_object(struct fs *fs, const struct kind_info *k, const cha
 					 .author = author};
 		struct error *serr = NULL;
 		r = store_apply(fs->store, &c, &serr);
+		if (r == 0 && fs__is_service(k))
+			fs__services_note(fs, ns, name, old.yaml, old.len, false);
 		store_record_clear(&old);
 		if (r == -EAGAIN && attempt < 32) {
 			error_free(serr);
@@ -2363,6 +2406,9 @@ struct fs *fs_new(struct store *store, const char *gitdir)
 	fs->store = store;
 	fs->gitdir = xstrdup(gitdir);
 	fs->log_dir = xstrdup("/var/log/pods");
+	struct servicerange range;
+	servicerange_parse(SERVICERANGE_DEFAULT_CIDR, &range, NULL);
+	fs->services = svcindex_new(&range);
 	if (gethostname(fs->hostname, sizeof(fs->hostname) - 1) < 0)
 		strcpy(fs->hostname, "localhost");
 	pthread_mutex_init(&fs->errors_lock, NULL);
@@ -2415,6 +2461,33 @@ static int fs__load_one(void *data, const char *key, const struct store_record *
 	return 0;
 }
 
+/* Every stored Service's addresses and ports into the index, at start
+ * (the load above reads no text). */
+static int fs__services_index(struct fs *fs, struct error **err)
+{
+	struct node *nsroot = tree_child(fs->tree, tree_root(fs->tree), "namespaces");
+	size_t count = 0;
+	for (struct node *ns = nsroot ? nsroot->first : NULL; ns; ns = ns->next) {
+		struct node *dir = ns->type == NODE_NS ? tree_child(fs->tree, ns, "services") : NULL;
+		for (struct node *o = dir ? dir->first : NULL; o; o = o->next) {
+			if (o->type != NODE_OBJECT)
+				continue;
+			cleanup_free char *name = fs__base(o->name);
+			cleanup_free char *key = xasprintf("namespaces/%s/services/%s", ns->name, name);
+			struct store_record rec = {0};
+			int r = store_get(fs->store, key, &rec, err);
+			if (r < 0)
+				return r;
+			fs__services_note(fs, ns->name, name, rec.yaml, rec.len, true);
+			store_record_clear(&rec);
+			count++;
+		}
+	}
+	if (count)
+		log_info("%zu services hold their addresses and node ports", count);
+	return 0;
+}
+
 int fs_load(struct fs *fs, struct error **err)
 {
 	struct node *root = tree_root(fs->tree);
@@ -2449,7 +2522,14 @@ int fs_load(struct fs *fs, struct error **err)
 			blob_unref(b);
 		}
 	}
-	return store_foreach(fs->store, false, fs__load_one, fs, err);
+	int r = store_foreach(fs->store, false, fs__load_one, fs, err);
+	return r < 0 ? r : fs__services_index(fs, err);
+}
+
+void fs_set_service_range(struct fs *fs, const struct servicerange *range)
+{
+	svcindex_free(fs->services);
+	fs->services = svcindex_new(range);
 }
 
 void fs_set_log_dir(struct fs *fs, const char *dir)
@@ -2498,6 +2578,7 @@ void fs_free(struct fs *fs)
 	}
 	for (size_t i = 0; i < FS_ERRORS_MAX; i++)
 		free(fs->errors[i]);
+	svcindex_free(fs->services);
 	tree_free(fs->tree);
 	free(fs->author);
 	free(fs->gitdir);

@@ -32,6 +32,7 @@
 
 #include "error.h"
 #include "history.h"
+#include "servicerange.h"
 #include "store.h"
 
 #define FS_TTL 3600.0
@@ -50,6 +51,10 @@ const struct fuse_lowlevel_ops *fs_ops(void);
 /* Where containers' output lives (default /var/log/pods), shown read-only
  * under namespaces/<ns>/logs/. */
 void fs_set_log_dir(struct fs *fs, const char *dir);
+/* The range of Service addresses ([cluster] service-cidr; default
+ * 10.96.0.0/16) that a Service's requested clusterIP must lie in; before
+ * fs_load(). */
+void fs_set_service_range(struct fs *fs, const struct servicerange *range);
 /* Starts the notifier once the session exists. */
 int fs_start(struct fs *fs, struct fuse_session *se, struct error **err);
 void fs_free(struct fs *fs);
