@@ -180,7 +180,7 @@ spec:
   nodeName: $NB
   restartPolicy: Never
   containers:
-  - {name: c, image: busybox, command: ["sh", "-c", "wget -qO- -T 5 http://$IPW:8080/ && echo cross-node-ok"]}
+  - {name: c, image: busybox, command: ["sh", "-c", "wget -qO- http://$IPW:8080/ && echo cross-node-ok"]}
   - {name: t, image: tiny:v1, command: ["sh", "-c", "echo from-the-imported-image"]}
 Y
 check "a pod on the other node reaches the first by pod IP" wait_for 30 log_has other c cross-node-ok
@@ -350,8 +350,8 @@ gone() {
 }
 check "rm of the pod: within its grace period nothing of it is left (processes, veth, state, logs, mounts, cgroups)" wait_for 20 gone
 for p in other fails crash noimage nocmd nohost nocm ports elsewhere probed oom; do rm -f "$(pod $p)"; done
-check "every pod deleted: no systemd-nspawn of ours left" wait_for 30 sh -c "! pgrep -f -- '--directory=$NSTATE' >/dev/null"
-check "and no pause" wait_for 10 sh -c "[ \$(ls '$NSTATE/nodes/$NA/pods/' '$NSTATE/nodes/$NB/pods/' 2>/dev/null | grep -c .) = 0 ]"
+check "every pod deleted: no systemd-nspawn of ours left" wait_for 30 sh -c "! pgrep -f -- '--director[y]=$NSTATE' >/dev/null"
+check "and no pod state (pause, overlays, volumes)" wait_for 10 sh -c "[ \$(find '$NSTATE/nodes/$NA/pods/' '$NSTATE/nodes/$NB/pods/' -mindepth 1 -maxdepth 1 | wc -l) = 0 ]"
 stop_node "$NA"
 stop_node "$NB"
 check "the agents stopped with --cleanup-on-exit take their bridges and tables away" sh -c "! ip link show $BRA 2>/dev/null && ! nft list table ip corral_$BRA 2>/dev/null"
