@@ -119,6 +119,7 @@ bench: all
 	@bench/sched.sh $(B)
 	@bench/ctrl.sh $(B)
 	@bench/services.sh $(B)
+	@bench/pods.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

@@ -1,0 +1,169 @@
+/* podbench.c: pod start latency through the mount, and the bare
+ * systemd-nspawn it is compared with (bench/pods.sh builds and runs it).
+ *
+ *   podbench pods DIR NODE IMAGE N     N pods in a row: each written, then
+ *                                      timed from its close() until the file
+ *                                      says phase Running with a podIP
+ *   podbench burst DIR NODE IMAGE N    N pods written at once: time until
+ *                                      all are Running
+ *   podbench nspawn ROOT N             N runs of a bare
+ *                                      systemd-nspawn -D ROOT /bin/true
+ * Prints "median_ms=.. p99_ms=.. max_ms=.." (or "secs=..") on one line. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void report(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp);
+	int p99 = (int)(n * 0.99);
+	if (p99 >= n)
+		p99 = n - 1;
+	printf("median_ms=%.1f p99_ms=%.1f max_ms=%.1f\n", v[n / 2], v[p99], v[n - 1]);
+}
+
+static void write_pod(const char *dir, const char *node, const char *image, int i)
+{
+	char path[4096], text[1024];
+	snprintf(path, sizeof(path), "%s/bench-%d.yaml", dir, i);
+	int len = snprintf(text, sizeof(text),
+			   "apiVersion: v1\nkind: Pod\nmetadata: {name: bench-%d}\nspec:\n"
+			   "  nodeName: %s\n  terminationGracePeriodSeconds: 0\n"
+			   "  containers: [{name: c, image: %s, command: [\"sleep\", \"3600\"]}]\n",
+			   i, node, image);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, text, (size_t)len) != len || close(fd) < 0) {
+		fprintf(stderr, "podbench: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static int running(const char *dir, int i)
+{
+	char path[4096], buf[65536];
+	snprintf(path, sizeof(path), "%s/bench-%d.yaml", dir, i);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, "\n  phase: Running") && strstr(buf, "\n  podIP: ");
+}
+
+/* Waits for an event in the folder (or 100 ms). */
+static void wait_event(int ino)
+{
+	char ev[8192];
+	fd_set fds;
+	FD_ZERO(&fds);
+	FD_SET(ino, &fds);
+	struct timeval tv = {0, 100000};
+	if (select(ino + 1, &fds, NULL, NULL, &tv) > 0 && read(ino, ev, sizeof(ev)) < 0)
+		perror("inotify");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "nspawn") == 0) {
+		int n = atoi(argv[3]);
+		double *v = calloc(n, sizeof(*v));
+		for (int i = 0; i < n; i++) {
+			double t0 = now_ms();
+			pid_t pid = fork();
+			if (pid == 0) {
+				int null = open("/dev/null", O_RDWR);
+				dup2(null, 0);
+				dup2(null, 1);
+				dup2(null, 2);
+				char dir[4096];
+				snprintf(dir, sizeof(dir), "--directory=%s", argv[2]);
+				char mach[64];
+				snprintf(mach, sizeof(mach), "--machine=bench-%d-%d", (int)getpid(), i);
+				execlp("systemd-nspawn", "systemd-nspawn", "--quiet", "--register=no",
+				       "--keep-unit", "--read-only", "--console=pipe",
+				       "--resolv-conf=off", "--timezone=off", "--link-journal=no", mach,
+				       dir, "/bin/true", (char *)NULL);
+				_exit(127);
+			}
+			int st;
+			waitpid(pid, &st, 0);
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				fprintf(stderr, "podbench: systemd-nspawn /bin/true failed (%d)\n", st);
+				return 1;
+			}
+			v[i] = now_ms() - t0;
+		}
+		report(v, n);
+		return 0;
+	}
+	if (argc != 6) {
+		fprintf(stderr, "usage: podbench pods|burst DIR NODE IMAGE N | nspawn ROOT N\n");
+		return 2;
+	}
+	const char *dir = argv[2], *node = argv[3], *image = argv[4];
+	int n = atoi(argv[5]);
+	int ino = inotify_init1(IN_CLOEXEC);
+	if (ino < 0 || inotify_add_watch(ino, dir, IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+		fprintf(stderr, "podbench: watching %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	if (strcmp(argv[1], "pods") == 0) {
+		double *v = calloc(n, sizeof(*v));
+		for (int i = 0; i < n; i++) {
+			write_pod(dir, node, image, i);
+			double t0 = now_ms();
+			while (!running(dir, i)) {
+				wait_event(ino);
+				if (now_ms() - t0 > 60000) {
+					fprintf(stderr, "podbench: bench-%d not Running after 60 s\n", i);
+					return 1;
+				}
+			}
+			v[i] = now_ms() - t0;
+		}
+		report(v, n);
+		return 0;
+	}
+	double t0 = now_ms();
+	for (int i = 0; i < n; i++)
+		write_pod(dir, node, image, i);
+	int done = 0;
+	char *seen = calloc(n, 1);
+	while (done < n) {
+		wait_event(ino);
+		for (int i = 0; i < n; i++) {
+			if (!seen[i] && running(dir, i)) {
+				seen[i] = 1;
+				done++;
+			}
+		}
+		if (now_ms() - t0 > 300000) {
+			fprintf(stderr, "podbench: %d of %d Running after 300 s\n", done, n);
+			return 1;
+		}
+	}
+	printf("secs=%.2f\n", (now_ms() - t0) / 1e3);
+	return 0;
+}
