@@ -143,17 +143,33 @@ static void pods__on_delete(void *data, const char *key, const struct ynode *old
 /* The pod is no longer ours to run (deleted, replaced, or never ours). */
 static void pods__forget(struct pods *p, struct pods__entry *e, const char *why)
 {
-	runtime_kill_pod(p->rt, e->key, e->uid);
 	uint32_t ip = 0;
 	bool had = p->ipam && ipam_lookup(p->ipam, e->key, &ip);
 	if (had) {
 		char shown[CIDR_IP_SIZE];
 		cidr_ip_format(ip, shown);
 		ipam_release(p->ipam, e->key);
-		log_info("pod %s %s: released %s", e->key, why, shown);
+		if (p->rt->async_kill) {
+			/* the address stays taken, under the uid, until the
+			 * runtime says the pod has left the host: a pod still
+			 * in its grace period keeps its veth and address */
+			cleanup_free char *held = xasprintf("~%s", e->uid);
+			struct error *err = NULL;
+			if (ipam_claim(p->ipam, held, ip, &err) < 0) {
+				log_warn("pod %s: %s", e->key, err->msg);
+				error_free(err);
+			}
+			log_info("pod %s %s: %s given back once it has stopped", e->key, why,
+				 shown);
+		} else {
+			log_info("pod %s %s: released %s", e->key, why, shown);
+		}
 	} else {
 		log_info("pod %s %s", e->key, why);
 	}
+	/* after the address is held under the uid: the runtime may say the
+	 * pod is gone from inside this call */
+	runtime_kill_pod(p->rt, e->key, e->uid);
 	pods__untrack(p, e);
 }
 
@@ -282,6 +298,20 @@ static void pods__on_resync(struct loop *loop, struct loop_timer *t, void *data)
 	informer_foreach(p->inf, NULL, pods__requeue, p);
 }
 
+/* A pod the runtime killed has left the host: its address is free. */
+static void pods__gone(void *data, const char *uid)
+{
+	struct pods *p = data;
+	cleanup_free char *held = xasprintf("~%s", uid);
+	uint32_t ip;
+	if (p->ipam && ipam_lookup(p->ipam, held, &ip)) {
+		char shown[CIDR_IP_SIZE];
+		cidr_ip_format(ip, shown);
+		ipam_release(p->ipam, held);
+		log_info("pod %s has stopped: released %s", uid, shown);
+	}
+}
+
 /* The runtime learnt that a pod changed on its own. */
 static void pods__notify(void *data, const char *key)
 {
@@ -310,6 +340,7 @@ struct pods *pods_new(struct loop *loop, const struct pods_opts *o, struct runti
 	informer_add_handlers(p->inf, &h, p);
 	workqueue_set_handler(p->q, pods__sync, p);
 	rt->notify = pods__notify;
+	rt->gone = pods__gone;
 	rt->notify_data = p;
 	return p;
 }
@@ -343,6 +374,7 @@ void pods_free(struct pods *p)
 		return;
 	loop_timer_free(p->resync);
 	p->rt->notify = NULL;
+	p->rt->gone = NULL;
 	p->rt->notify_data = NULL;
 	workqueue_set_handler(p->q, NULL, NULL);
 	informer_free(p->inf);

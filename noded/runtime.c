@@ -1167,6 +1167,8 @@ static void nspawn__teardown(struct rpod *p)
 	cleanup_free char *cg = xasprintf("%s/%s/x", rt->cg_node, p->uid);
 	cgroup_remove(cg);
 	log_info("pod %s: removed from the host", p->key);
+	if (rt->base.gone)
+		rt->base.gone(rt->base.notify_data, p->uid);
 }
 
 static void nspawn__pod_timer(struct loop *loop, struct loop_timer *t, void *data)
@@ -1194,7 +1196,12 @@ static void nspawn__kill_pod(struct runtime *base, const char *key, const char *
 	(void)key;
 	struct nspawn *rt = (struct nspawn *)base;
 	struct rpod *p = nspawn__find(rt, uid);
-	if (!p || p->dying)
+	if (!p) {
+		if (rt->base.gone)
+			rt->base.gone(rt->base.notify_data, uid);
+		return;
+	}
+	if (p->dying)
 		return;
 	p->dying = true;
 	nspawn__stop_all(p, SIGTERM);
@@ -1466,6 +1473,7 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	rt->base.name = "nspawn";
 	rt->base.version = "systemd-nspawn://252";
 	rt->base.wants_ip = true;
+	rt->base.async_kill = true;
 	rt->loop = o->loop;
 	rt->mount = xstrdup(o->mount);
 	rt->node = xstrdup(o->node);

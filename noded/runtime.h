@@ -43,7 +43,12 @@ struct runtime {
 	const char *version; /* nodeInfo.containerRuntimeVersion: "hollow://0.1.0" */
 	bool wants_ip;	     /* pods get an address from the podCIDR */
 	void (*notify)(void *data, const char *key); /* set by pods.c */
+	/* A pod killed by kill_pod() has left the host (its address is free
+	 * again); set by pods.c. Runtimes whose kill_pod() finishes at once
+	 * (async_kill false) never call it. */
+	void (*gone)(void *data, const char *uid);
 	void *notify_data;
+	bool async_kill;
 };
 
 struct loop;

@@ -310,7 +310,7 @@ spec:
   containers:
   - name: c
     image: busybox
-    command: ["sh", "-c", "sleep 1; tail /dev/zero"]
+    command: ["sh", "-c", "sleep 4; tail /dev/zero"]
     resources: {limits: {memory: 24Mi, cpu: 500m}, requests: {memory: 24Mi, cpu: 500m}}
 Y
 check "a pod with equal requests and limits is Guaranteed" wait_for 15 grep -q 'qosClass: Guaranteed' "$(pod oom)"
@@ -348,8 +348,18 @@ gone() {
 		! grep -q "$UIDW" /proc/mounts &&
 		[ ! -e "/sys/fs/cgroup/memory/corral/$(hash8 "$NA")/$UIDW" ]
 }
+cat >"$(pod web2)" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: web2}
+spec:
+  nodeName: $NA
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox, command: ["sleep", "3600"]}]
+Y
+check "a pod made while another stops does not get the stopping pod's address" wait_for 15 sh -c "ip=\$(sed -n 's/^  podIP: //p' '$(pod web2)'); [ -n \"\$ip\" ] && [ \"\$ip\" != '$IPW' ]"
 check "rm of the pod: within its grace period nothing of it is left (processes, veth, state, logs, mounts, cgroups)" wait_for 20 gone
-for p in other fails crash noimage nocmd nohost nocm ports elsewhere probed oom; do rm -f "$(pod $p)"; done
+for p in web2 other fails crash noimage nocmd nohost nocm ports elsewhere probed oom; do rm -f "$(pod $p)"; done
 check "every pod deleted: no systemd-nspawn of ours left" wait_for 30 sh -c "! pgrep -f -- '--director[y]=$NSTATE' >/dev/null"
 check "and no pod state (pause, overlays, volumes)" wait_for 10 sh -c "[ \$(find '$NSTATE/nodes/$NA/pods/' '$NSTATE/nodes/$NB/pods/' -mindepth 1 -maxdepth 1 | wc -l) = 0 ]"
 stop_node "$NA"
