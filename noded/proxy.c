@@ -733,18 +733,14 @@ static int memfd_with(const char *name, const char *a, const char *b, struct err
 	return fd;
 }
 
-int proxy_apply(const char *nft, const char *table, const char *text, bool check,
-		struct error **err)
+/* Runs `nft [-c] -f -` with input a then b on its stdin; nft's output is
+ * the error's message when it fails. */
+static int nft_run(const char *nft, const char *what, const char *a, const char *b, bool check,
+		   struct error **err)
 {
-	if (!table || !ident_ok(table, TABLE_MAX, false))
-		return error_set(err, EINVAL, "table \"%s\" is not an nft identifier",
-				 table ? table : "");
 	if (!nft || !*nft)
 		nft = "nft";
-	/* "table" first makes "delete" safe when there is no such table yet;
-	 * all three are one transaction: the old rules or the new, never none */
-	cleanup_free char *head = xasprintf("table ip %s {}\ndelete table ip %s\n", table, table);
-	cleanup_close int in = memfd_with("corral-proxy-in", head, text, err);
+	cleanup_close int in = memfd_with("corral-proxy-in", a, b, err);
 	if (in < 0)
 		return in;
 	cleanup_close int out = memfd_with("corral-proxy-out", NULL, NULL, err);
@@ -758,6 +754,7 @@ int proxy_apply(const char *nft, const char *table, const char *text, bool check
 	posix_spawn_file_actions_adddup2(&fa, out, 1);
 	posix_spawn_file_actions_adddup2(&fa, out, 2);
 	posix_spawnattr_init(&attr);
+	/* the agent's loop blocks signals for its signalfd: nft gets none */
 	sigset_t none, dfl;
 	sigemptyset(&none);
 	sigemptyset(&dfl);
@@ -790,9 +787,323 @@ int proxy_apply(const char *nft, const char *table, const char *text, bool check
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
 		msg[--n] = '\0';
 	if (WIFEXITED(st))
-		return error_set(err, EIO, "%s%s -f of table %s exited %d: %s", nft,
-				 check ? " -c" : "", table, WEXITSTATUS(st), n ? msg : "(no output)");
-	return error_set(err, EIO, "%s of table %s died of signal %d", nft, table, WTERMSIG(st));
+		return error_set(err, EIO, "%s%s -f of %s exited %d: %s", nft, check ? " -c" : "",
+				 what, WEXITSTATUS(st), n ? msg : "(no output)");
+	return error_set(err, EIO, "%s of %s died of signal %d", nft, what, WTERMSIG(st));
+}
+
+int proxy_apply(const char *nft, const char *table, const char *text, bool check,
+		struct error **err)
+{
+	if (!table || !ident_ok(table, TABLE_MAX, false))
+		return error_set(err, EINVAL, "table \"%s\" is not an nft identifier",
+				 table ? table : "");
+	/* "table" first makes "delete" safe when there is no such table yet;
+	 * all three are one transaction: the old rules or the new, never none */
+	cleanup_free char *head = xasprintf("table ip %s {}\ndelete table ip %s\n", table, table);
+	cleanup_free char *what = xasprintf("table %s", table);
+	return nft_run(nft, what, head, text, check, err);
+}
+
+int proxy_apply_changes(const char *nft, const char *table, const char *changes, bool check,
+			struct error **err)
+{
+	cleanup_free char *what = xasprintf("changes to table %s", table ? table : "");
+	return nft_run(nft, what, changes, NULL, check, err);
+}
+
+/* ---- changes between two renderings ------------------------------------- */
+
+struct slice {
+	const char *s;
+	size_t n;
+};
+
+struct block {
+	char kind; /* 'c' chain, 's' set, 'm' map */
+	struct slice name;
+	struct slice *lines; /* chain: its rules; set or map: "type ..." */
+	size_t nlines, caplines;
+	struct slice *elems; /* set or map: its elements, sorted */
+	size_t nelems, capelems;
+};
+
+struct blocks {
+	struct block *v;
+	size_t n, cap;
+};
+
+static void blocks_free(struct blocks *bs)
+{
+	for (size_t i = 0; i < bs->n; i++) {
+		free(bs->v[i].lines);
+		free(bs->v[i].elems);
+	}
+	free(bs->v);
+}
+
+static bool starts(struct slice l, const char *p)
+{
+	size_t n = strlen(p);
+	return l.n >= n && memcmp(l.s, p, n) == 0;
+}
+
+static int cmp_slice(const struct slice *a, const struct slice *b)
+{
+	size_t n = a->n < b->n ? a->n : b->n;
+	int c = memcmp(a->s, b->s, n);
+	return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+static int cmp_slice_v(const void *a, const void *b)
+{
+	return cmp_slice(a, b);
+}
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct block *x = a, *y = b;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return cmp_slice(&x->name, &y->name);
+}
+
+static void push(struct slice **v, size_t *n, size_t *cap, struct slice l)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 4;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[(*n)++] = l;
+}
+
+/* Splits a table as proxy_render() writes it into its blocks, sorted by
+ * kind and name; -1 for anything else. */
+static int parse_blocks(const char *text, struct blocks *bs)
+{
+	const char *p = strchr(text, '\n');
+	struct block *b = NULL;
+	bool in_elems = false, ended = false;
+	if (!p || strncmp(text, "table ip ", 9) != 0)
+		return -1;
+	for (p++; *p; ) {
+		const char *e = strchr(p, '\n');
+		if (!e)
+			return -1;
+		struct slice l = {p, (size_t)(e - p)};
+		p = e + 1;
+		if (ended)
+			return -1;
+		if (!b) {
+			if (starts(l, "\t#"))
+				continue;
+			if (l.n == 1 && l.s[0] == '}') {
+				ended = true;
+				continue;
+			}
+			char kind = starts(l, "\tchain ") ? 'c' : starts(l, "\tset ") ? 's'
+							    : starts(l, "\tmap ")   ? 'm'
+										    : 0;
+			if (!kind || l.n < 3 || memcmp(l.s + l.n - 2, " {", 2) != 0)
+				return -1;
+			size_t skip = kind == 'c' ? 7 : kind == 's' ? 5 : 5;
+			if (bs->n == bs->cap) {
+				bs->cap = bs->cap ? 2 * bs->cap : 64;
+				bs->v = xrealloc(bs->v, bs->cap * sizeof(*bs->v));
+			}
+			b = &bs->v[bs->n++];
+			memset(b, 0, sizeof(*b));
+			b->kind = kind;
+			b->name = (struct slice){l.s + skip, l.n - skip - 2};
+			continue;
+		}
+		if (l.n == 2 && l.s[0] == '\t' && l.s[1] == '}') {
+			if (in_elems)
+				return -1;
+			b = NULL;
+			continue;
+		}
+		if (!starts(l, "\t\t"))
+			return -1;
+		if (b->kind == 'c') {
+			push(&b->lines, &b->nlines, &b->caplines, (struct slice){l.s + 2, l.n - 2});
+		} else if (in_elems) {
+			if (l.n == 3 && l.s[2] == '}') {
+				in_elems = false;
+				continue;
+			}
+			if (!starts(l, "\t\t\t"))
+				return -1;
+			struct slice el = {l.s + 3, l.n - 3};
+			if (el.n && el.s[el.n - 1] == ',')
+				el.n--;
+			push(&b->elems, &b->nelems, &b->capelems, el);
+		} else if (starts(l, "\t\telements = {") && l.n == 14) {
+			in_elems = true;
+		} else {
+			push(&b->lines, &b->nlines, &b->caplines, (struct slice){l.s + 2, l.n - 2});
+		}
+	}
+	if (b || !ended)
+		return -1;
+	qsort(bs->v, bs->n, sizeof(*bs->v), cmp_block);
+	for (size_t i = 0; i < bs->n; i++) {
+		if (i && cmp_block(&bs->v[i - 1], &bs->v[i]) == 0)
+			return -1;
+		qsort(bs->v[i].elems, bs->v[i].nelems, sizeof(struct slice), cmp_slice_v);
+	}
+	return 0;
+}
+
+static bool same_lines(const struct slice *a, size_t na, const struct slice *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (cmp_slice(&a[i], &b[i]) != 0)
+			return false;
+	return true;
+}
+
+static bool is_base(const struct block *b)
+{
+	return b->kind == 'c' && b->nlines && starts(b->lines[0], "type ");
+}
+
+/* ext- chains go to svc- chains, which go to ep- chains: delete in that
+ * order, so that no chain is deleted while another still jumps to it. */
+static int delete_rank(const struct block *b)
+{
+	return starts(b->name, "ext-") ? 0 : starts(b->name, "svc-") ? 1 : 2;
+}
+
+static void put_rules(FILE *f, const char *table, const struct block *b)
+{
+	for (size_t i = 0; i < b->nlines; i++)
+		fprintf(f, "add rule ip %s %.*s %.*s\n", table, (int)b->name.n, b->name.s,
+			(int)b->lines[i].n, b->lines[i].s);
+}
+
+/* The element's key: a map's element up to " : ". */
+static struct slice elem_key(const struct block *b, struct slice el)
+{
+	if (b->kind == 'm') {
+		for (size_t i = 0; i + 3 <= el.n; i++)
+			if (memcmp(el.s + i, " : ", 3) == 0)
+				return (struct slice){el.s, i};
+	}
+	return el;
+}
+
+/* The elements of a (sorted) that b (sorted) lacks, as one command. */
+static void put_elements_missing(FILE *f, const char *verb, const char *table,
+				 const struct block *a, const struct block *b, bool keys)
+{
+	bool any = false;
+	size_t j = 0;
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nelems; i++) {
+		while (b && j < b->nelems && cmp_slice(&b->elems[j], &a->elems[i]) < 0)
+			j++;
+		if (b && j < b->nelems && cmp_slice(&b->elems[j], &a->elems[i]) == 0)
+			continue;
+		struct slice el = keys ? elem_key(a, a->elems[i]) : a->elems[i];
+		if (!any)
+			fprintf(f, "%s ip %s %.*s { ", verb, table, (int)a->name.n, a->name.s);
+		else
+			fputs(", ", f);
+		fprintf(f, "%.*s", (int)el.n, el.s);
+		any = true;
+	}
+	if (any)
+		fputs(" }\n", f);
+}
+
+int proxy_diff(const char *table, const char *old_text, const char *new_text, char **changes)
+{
+	struct blocks o = {0}, n = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = 1;
+	*changes = NULL;
+	if (!old_text || !new_text || parse_blocks(old_text, &o) < 0 ||
+	    parse_blocks(new_text, &n) < 0)
+		goto out;
+
+	/* pair the blocks up: pair[i] is o's block for n's block i, or NULL */
+	const struct block **pair = xcalloc(n.n + 1, sizeof(*pair));
+	bool *kept = xcalloc(o.n + 1, sizeof(*kept));
+	for (size_t i = 0, j = 0; i < n.n; i++) {
+		while (j < o.n && cmp_block(&o.v[j], &n.v[i]) < 0)
+			j++;
+		if (j < o.n && cmp_block(&o.v[j], &n.v[i]) == 0) {
+			pair[i] = &o.v[j];
+			kept[j] = true;
+		}
+	}
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		abort();
+	bool full = false;
+	/* base chains, sets and maps are the same shape in both or all is
+	 * replaced (they follow the options, which do not change) */
+	for (size_t i = 0; i < n.n && !full; i++) {
+		const struct block *b = &n.v[i], *a = pair[i];
+		if ((b->kind != 'c' || is_base(b)) &&
+		    (!a || !same_lines(a->lines, a->nlines, b->lines, b->nlines)))
+			full = true;
+	}
+	for (size_t j = 0; j < o.n && !full; j++)
+		if (!kept[j] && (o.v[j].kind != 'c' || is_base(&o.v[j])))
+			full = true;
+	if (!full) {
+		/* 1. new chains, empty, then their rules: elements may go to them */
+		for (size_t i = 0; i < n.n; i++)
+			if (n.v[i].kind == 'c' && !pair[i])
+				fprintf(f, "add chain ip %s %.*s\n", table, (int)n.v[i].name.n,
+					n.v[i].name.s);
+		for (size_t i = 0; i < n.n; i++)
+			if (n.v[i].kind == 'c' && !pair[i])
+				put_rules(f, table, &n.v[i]);
+		/* 2. chains whose rules changed: flushed and written again */
+		for (size_t i = 0; i < n.n; i++) {
+			const struct block *b = &n.v[i], *a = pair[i];
+			if (b->kind == 'c' && a && !same_lines(a->lines, a->nlines, b->lines, b->nlines)) {
+				fprintf(f, "flush chain ip %s %.*s\n", table, (int)b->name.n, b->name.s);
+				put_rules(f, table, b);
+			}
+		}
+		/* 3. elements gone, then elements new (a key whose verdict changed
+		 * is both) */
+		for (size_t i = 0; i < n.n; i++)
+			if (n.v[i].kind != 'c')
+				put_elements_missing(f, "delete element", table, pair[i], &n.v[i],
+						     true);
+		for (size_t i = 0; i < n.n; i++)
+			if (n.v[i].kind != 'c')
+				put_elements_missing(f, "add element", table, &n.v[i], pair[i],
+						     false);
+		/* 4. chains gone, now that nothing goes to them */
+		for (int rank = 0; rank < 3; rank++)
+			for (size_t j = 0; j < o.n; j++)
+				if (!kept[j] && o.v[j].kind == 'c' && delete_rank(&o.v[j]) == rank)
+					fprintf(f, "delete chain ip %s %.*s\n", table,
+						(int)o.v[j].name.n, o.v[j].name.s);
+	}
+	fclose(f);
+	free(pair);
+	free(kept);
+	/* a change as big as the table is better made by replacing it */
+	if (!full && len < strlen(new_text) / 2) {
+		*changes = steal_pointer(&buf);
+		rc = 0;
+	}
+out:
+	free(buf);
+	blocks_free(&o);
+	blocks_free(&n);
+	return rc;
 }
 
 /* ---- the running proxy -------------------------------------------------- */
@@ -885,6 +1196,18 @@ int proxy_sync(struct proxy *p, struct error **err)
 	}
 	t0 = now_us();
 	p->touched = true;
+	cleanup_free char *changes = NULL;
+	if (p->applied && proxy_diff(p->table, p->applied, text, &changes) == 0) {
+		struct error *e2 = NULL;
+		if (proxy_apply_changes(p->nft, p->table, changes, false, &e2) == 0) {
+			p->stats.incremental++;
+			goto applied;
+		}
+		/* replacing the table whole is the way back to a known state */
+		log_warn("proxy: %s; replacing table %s whole", e2->msg, p->table);
+		error_free(e2);
+		free(steal_pointer(&changes));
+	}
 	rc = proxy_apply(p->nft, p->table, text, false, err);
 	if (rc < 0) {
 		p->stats.failures++;
@@ -893,9 +1216,11 @@ int proxy_sync(struct proxy *p, struct error **err)
 		free(text);
 		return rc;
 	}
+applied:
 	p->stats.last_apply_us = now_us() - t0;
 	p->stats.applies++;
-	log_debug("proxy: table %s applied (%zu bytes, %llu us)", p->table, strlen(text),
+	log_debug("proxy: table %s %s (%zu bytes, %llu us)", p->table,
+		  changes ? "changed" : "replaced", changes ? strlen(changes) : strlen(text),
 		  (unsigned long long)p->stats.last_apply_us);
 	free(p->applied);
 	p->applied = text;

@@ -64,6 +64,17 @@ int proxy_render(const struct proxy_opts *o, const struct proxy_object *services
 int proxy_apply(const char *nft, const char *table, const char *text, bool check,
 		struct error **err);
 
+/* The commands that turn table `table` as old_text into new_text (both as
+ * proxy_render() wrote them): chains added, flushed and refilled, deleted,
+ * set and map elements deleted and added, for proxy_apply_changes(). 0 with
+ * *changes malloc'd; 1 (*changes NULL) when replacing the whole table is
+ * the better way: texts not of proxy_render(), a base chain, set or map of
+ * another shape, or changes at least half the size of the table. */
+int proxy_diff(const char *table, const char *old_text, const char *new_text, char **changes);
+/* Runs changes (from proxy_diff()) as one `nft -f -` transaction. */
+int proxy_apply_changes(const char *nft, const char *table, const char *changes, bool check,
+			struct error **err);
+
 /* The running proxy: two informers (services, endpoints) on loop, a debounce
  * timer, the text last applied. */
 struct proxy;
@@ -71,6 +82,7 @@ struct proxy;
 struct proxy_stats {
 	uint64_t renders;      /* times the world was rendered */
 	uint64_t applies;      /* times nft ran and succeeded */
+	uint64_t incremental;  /* ... of which with changes only (proxy_diff()) */
 	uint64_t failures;     /* times nft failed */
 	uint64_t last_render_us;
 	uint64_t last_apply_us;
@@ -82,7 +94,10 @@ struct proxy *proxy_new(struct loop *loop, const char *mount, const struct proxy
 			struct error **err);
 /* Lists services and endpoints, applies the table (live when this returns
  * 0), then follows the mount: changes are applied PROXY_DEBOUNCE_MS after
- * the last of a burst; a failed apply is logged and retried. */
+ * the last of a burst, as the changes between the text applied and the new
+ * one (proxy_diff()) in one transaction, or by replacing the table whole
+ * (the first time, after any failure, and when that is cheaper); a failed
+ * apply is logged and retried. */
 int proxy_start(struct proxy *p, struct error **err);
 /* Renders and applies now if the text changed (0), -errno on failure. */
 int proxy_sync(struct proxy *p, struct error **err);

@@ -455,6 +455,120 @@ static void test_proxy_render__refuses_bad_options(void **state)
 	free(t);
 }
 
+/* ---- changes ------------------------------------------------------------ */
+
+static void web_world(struct world *w, const char *eps_yaml)
+{
+	add_svc(w, "dev/web",
+		"spec:\n  type: NodePort\n  clusterIP: 10.96.0.20\n"
+		"  ports: [{name: http, port: 80, nodePort: 31002}]\n");
+	if (eps_yaml)
+		add_eps(w, "dev/web", eps_yaml);
+	for (int i = 0; i < 8; i++) {
+		char key[32], yaml[128];
+		snprintf(key, sizeof(key), "dev/other%d", i);
+		snprintf(yaml, sizeof(yaml), "spec: {clusterIP: 10.96.1.%d, ports: [{port: 80}]}\n", i);
+		add_svc(w, xstrdup(key), yaml);
+		add_eps(w, xstrdup(key), "subsets: [{addresses: [{ip: 10.244.0.9}], ports: [{port: 80}]}]\n");
+	}
+}
+
+static void web_world_free(struct world *w)
+{
+	for (size_t i = 0; i < w->nsvc; i++)
+		if (strncmp(w->svc[i].key, "dev/other", 9) == 0)
+			free((char *)w->svc[i].key);
+	for (size_t i = 0; i < w->neps; i++)
+		if (strncmp(w->eps[i].key, "dev/other", 9) == 0)
+			free((char *)w->eps[i].key);
+	world_free(w);
+}
+
+static const char *const eps_12 =
+    "subsets: [{addresses: [{ip: 10.244.0.2}, {ip: 10.244.0.3}], ports: [{name: http, port: 8080}]}]\n";
+static const char *const eps_23 =
+    "subsets: [{addresses: [{ip: 10.244.0.3}, {ip: 10.244.0.4}], ports: [{name: http, port: 8080}]}]\n";
+
+static char *render_web(const char *eps_yaml)
+{
+	struct world w = {0};
+	web_world(&w, eps_yaml);
+	char *t = render(&w);
+	web_world_free(&w);
+	return t;
+}
+
+static void test_proxy_diff__endpoints_change_touches_one_service(void **state)
+{
+	(void)state;
+	cleanup_free char *a = render_web(eps_12);
+	cleanup_free char *b = render_web(eps_23);
+	cleanup_free char *c = NULL;
+	assert_int_equal(proxy_diff(opts.table, a, b, &c), 0);
+	assert_has(c, "add chain ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.4/8080\n");
+	assert_has(c, "add rule ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.4/8080 "
+		      "meta l4proto tcp dnat to 10.244.0.4:8080\n");
+	assert_has(c, "flush chain ip corral-proxy-test svc-dev/web/tcp/80\n");
+	assert_has(c, "delete chain ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.2/8080\n");
+	assert_lacks(c, "element");
+	assert_lacks(c, "other");
+	assert_lacks(c, "table ip");
+	/* the chain is flushed before the chain it went to is deleted */
+	assert_true(strstr(c, "flush chain") < strstr(c, "delete chain"));
+
+	cleanup_free char *same = NULL;
+	assert_int_equal(proxy_diff(opts.table, a, a, &same), 0);
+	assert_string_equal(same, "");
+}
+
+static void test_proxy_diff__endpoints_gone_and_back(void **state)
+{
+	(void)state;
+	cleanup_free char *a = render_web(eps_12);
+	cleanup_free char *b = render_web(NULL);
+	cleanup_free char *c = NULL, *back = NULL;
+	assert_int_equal(proxy_diff(opts.table, a, b, &c), 0);
+	assert_has(c, "delete element ip corral-proxy-test services { 10.96.0.20 . tcp . 80 }\n");
+	assert_has(c, "delete element ip corral-proxy-test nodeports { tcp . 31002 }\n");
+	assert_has(c, "add element ip corral-proxy-test no-endpoints { 10.96.0.20 . tcp . 80 }\n");
+	assert_has(c, "add element ip corral-proxy-test no-endpoint-nodeports { tcp . 31002 }\n");
+	char *ext = strstr(c, "delete chain ip corral-proxy-test ext-dev/web/tcp/80\n");
+	char *svc = strstr(c, "delete chain ip corral-proxy-test svc-dev/web/tcp/80\n");
+	char *ep = strstr(c, "delete chain ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.2/8080\n");
+	assert_true(ext && svc && ep && ext < svc && svc < ep);
+	assert_true(strstr(c, "delete element") < ext);
+	assert_int_equal(proxy_diff(opts.table, b, a, &back), 0);
+	assert_has(back, "add element ip corral-proxy-test services { 10.96.0.20 . tcp . 80 : goto "
+			 "svc-dev/web/tcp/80 }\n");
+	assert_true(strstr(back, "add chain ip corral-proxy-test svc-dev/web/tcp/80") <
+		    strstr(back, "add element"));
+}
+
+static void test_proxy_diff__replaces_whole_when_better(void **state)
+{
+	(void)state;
+	struct world empty = {0};
+	cleanup_free char *e = render(&empty);
+	cleanup_free char *a = render_web(eps_12);
+	char *c = NULL;
+	/* from nothing to everything: the changes are the table */
+	assert_int_equal(proxy_diff(opts.table, e, a, &c), 1);
+	assert_null(c);
+	/* not our text */
+	assert_int_equal(proxy_diff(opts.table, "table ip x {\n\tfoo\n}\n", a, &c), 1);
+	assert_int_equal(proxy_diff(opts.table, a, "garbage", &c), 1);
+	assert_int_equal(proxy_diff(opts.table, NULL, a, &c), 1);
+	/* other options: another base chain */
+	struct proxy_opts o = opts;
+	o.masq_mark = 0x8000;
+	struct world w = {0};
+	web_world(&w, eps_12);
+	cleanup_free char *m = render_with(&o, &w);
+	web_world_free(&w);
+	assert_int_equal(proxy_diff(opts.table, a, m, &c), 1);
+	assert_null(c);
+}
+
 /* ---- nft ---------------------------------------------------------------- */
 
 static bool nft_usable(void)
@@ -555,6 +669,70 @@ static int bad_text_child(void *data)
 	return 0;
 }
 
+/* The table as nft lists it, one token of rules and elements a line,
+ * sorted: the same rules and elements whatever order they were made in. */
+static char *listing(void)
+{
+	FILE *f = popen("nft list table ip corral-proxy-test | tr ',{}' '\\n\\n\\n' | "
+			"sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | grep . | LC_ALL=C sort",
+			"r");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, m);
+	pclose(f);
+	fclose(m);
+	return buf;
+}
+
+/* data: three texts; applies the first whole, then the changes to the
+ * second and to the third; each time the kernel must hold what applying
+ * that text whole gives. */
+static int changes_child(void *data)
+{
+	char **texts = data;
+	struct error *err = NULL;
+	if (proxy_apply(NULL, opts.table, texts[0], false, &err) < 0)
+		return 1;
+	for (int i = 1; i < 3; i++) {
+		cleanup_free char *c = NULL;
+		if (proxy_diff(opts.table, texts[i - 1], texts[i], &c) != 0)
+			return 10 + i;
+		if (proxy_apply_changes(NULL, opts.table, c, false, &err) < 0) {
+			fprintf(stderr, "changes %d: %s\n%s", i, err->msg, c);
+			return 20 + i;
+		}
+		cleanup_free char *got = listing();
+		if (proxy_apply(NULL, opts.table, texts[i], false, &err) < 0)
+			return 30 + i;
+		cleanup_free char *want = listing();
+		if (!got || !want || strlen(want) < 500 || strcmp(got, want) != 0) {
+			fprintf(stderr, "after changes %d:\n%s\nwhole:\n%s", i, got, want);
+			return 40 + i;
+		}
+	}
+	return 0;
+}
+
+static void test_proxy_apply__changes_equal_replacing(void **state)
+{
+	(void)state;
+	if (!nft_usable())
+		skip();
+	char *texts[3] = {render_web(eps_12), render_web(eps_23), render_web(NULL)};
+	int rc = in_private_netns(changes_child, texts);
+	for (int i = 0; i < 3; i++)
+		free(texts[i]);
+	if (rc == 77)
+		skip();
+	assert_int_equal(rc, 0);
+}
+
 static void test_proxy_apply__reports_nft_errors(void **state)
 {
 	(void)state;
@@ -584,7 +762,11 @@ int main(void)
 	    cmocka_unit_test(test_proxy_render__garbage_skipped_without_harm),
 	    cmocka_unit_test(test_proxy_render__conflicts_first_key_wins),
 	    cmocka_unit_test(test_proxy_render__refuses_bad_options),
+	    cmocka_unit_test(test_proxy_diff__endpoints_change_touches_one_service),
+	    cmocka_unit_test(test_proxy_diff__endpoints_gone_and_back),
+	    cmocka_unit_test(test_proxy_diff__replaces_whole_when_better),
 	    cmocka_unit_test(test_proxy_apply__nft_takes_the_text),
+	    cmocka_unit_test(test_proxy_apply__changes_equal_replacing),
 	    cmocka_unit_test(test_proxy_apply__reports_nft_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
