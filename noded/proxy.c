@@ -1222,6 +1222,10 @@ applied:
 	log_debug("proxy: table %s %s (%zu bytes, %llu us)", p->table,
 		  changes ? "changed" : "replaced", changes ? strlen(changes) : strlen(text),
 		  (unsigned long long)p->stats.last_apply_us);
+	for (const char *l = strstr(text, "\t# skipped "); l; l = strstr(l + 1, "\t# skipped ")) {
+		const char *e = strchr(l, '\n');
+		log_debug("proxy: %.*s", (int)(e ? e - l - 3 : 0), l + 3);
+	}
 	free(p->applied);
 	p->applied = text;
 	return 0;
