@@ -8,7 +8,7 @@
  *   map nodeports        proto . nodePort          : goto ext-<ns>/<name>/<proto>/<port>
  *   set node-addresses   where NodePort is served
  *   set no-endpoints, no-endpoint-nodeports        : refused (reject) before routing
- *   chain svc-...        numgen random mod N (or jhash ip saddr for ClientIP
+ *   chain svc-...        numgen random (or jhash ip saddr for ClientIP
  *                        affinity) to one ep-... chain each endpoint
  *   chain ext-...        marks NodePort traffic from outside the pod range
  *   chain ep-...         marks hairpin traffic (source = the endpoint), DNAT
@@ -615,21 +615,22 @@ static void put_service_chains(FILE *f, const struct world *w, const struct svcp
 	fputs("\tchain ", f);
 	put_chain(f, "svc", sp, NULL);
 	fputs(" {\n\t\t", f);
-	if (sp->neps == 1) {
-		fputs("goto ", f);
-		put_chain(f, "ep", sp, &sp->eps[0]);
-	} else {
+	/* endpoint i of n takes what the ones before left with probability
+	 * 1/(n-i), so each gets 1/n; with affinity one hash of the client's
+	 * address picks. Rules, not an anonymous vmap: nft fetches every set
+	 * of a table before each change, and a thousand services would make a
+	 * thousand sets. */
+	for (size_t i = 0; i + 1 < sp->neps; i++) {
 		if (sp->affinity)
-			fprintf(f, "jhash ip saddr mod %zu seed 0x%08x vmap {", sp->neps,
-				seed_of(sp));
+			fprintf(f, "jhash ip saddr mod %zu seed 0x%08x == %zu goto ", sp->neps,
+				seed_of(sp), i);
 		else
-			fprintf(f, "numgen random mod %zu vmap {", sp->neps);
-		for (size_t i = 0; i < sp->neps; i++) {
-			fprintf(f, "%s %zu : goto ", i ? "," : "", i);
-			put_chain(f, "ep", sp, &sp->eps[i]);
-		}
-		fputs(" }", f);
+			fprintf(f, "numgen random mod %zu == 0 goto ", sp->neps - i);
+		put_chain(f, "ep", sp, &sp->eps[i]);
+		fputs("\n\t\t", f);
 	}
+	fputs("goto ", f);
+	put_chain(f, "ep", sp, &sp->eps[sp->neps - 1]);
 	fputs("\n\t}\n", f);
 	if (sp->node_port) {
 		fputs("\tchain ", f);

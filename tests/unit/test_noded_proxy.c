@@ -103,8 +103,9 @@ static void test_proxy_render__cluster_ip_to_endpoints(void **state)
 	cleanup_free char *t = render(&w);
 	assert_true(strncmp(t, "table ip corral-proxy-test {\n", 29) == 0);
 	assert_has(t, "\t\t\t10.96.0.20 . tcp . 80 : goto svc-dev/web/tcp/80\n");
-	assert_has(t, "\tchain svc-dev/web/tcp/80 {\n\t\tnumgen random mod 2 vmap { 0 : goto "
-		      "ep-dev/web/tcp/80/10.244.0.2/8080, 1 : goto ep-dev/web/tcp/80/10.244.0.3/8080 }\n");
+	assert_has(t, "\tchain svc-dev/web/tcp/80 {\n"
+		      "\t\tnumgen random mod 2 == 0 goto ep-dev/web/tcp/80/10.244.0.2/8080\n"
+		      "\t\tgoto ep-dev/web/tcp/80/10.244.0.3/8080\n\t}\n");
 	assert_has(t, "\tchain ep-dev/web/tcp/80/10.244.0.2/8080 {\n"
 		      "\t\tip saddr 10.244.0.2 meta mark set meta mark | 0x4000\n"
 		      "\t\tmeta l4proto tcp dnat to 10.244.0.2:8080\n\t}\n");
@@ -235,6 +236,8 @@ static void test_proxy_render__client_ip_affinity(void **state)
 	add_eps(&w, "dev/web", web_eps);
 	cleanup_free char *t = render(&w);
 	assert_has(t, "\t\tjhash ip saddr mod 2 seed 0x");
+	assert_has(t, " == 0 goto ep-dev/web/tcp/80/10.244.0.2/8080\n"
+		      "\t\tgoto ep-dev/web/tcp/80/10.244.0.3/8080\n");
 	assert_lacks(t, "numgen");
 	world_free(&w);
 }
@@ -329,9 +332,11 @@ static void test_proxy_render__sorted_and_deterministic(void **state)
 	char *c1 = strstr(t1, "chain svc-a/api/"), *c2 = strstr(t1, "chain svc-a/web/"),
 	     *c3 = strstr(t1, "chain svc-b/web/");
 	assert_true(c1 && c2 && c3 && c1 < c2 && c2 < c3);
-	assert_has(t1, "0 : goto ep-a/web/tcp/80/10.244.0.5/80, 1 : goto ep-a/web/tcp/80/10.244.0.6/80,"
-		       " 2 : goto ep-a/web/tcp/80/10.244.0.7/80 }");
-	assert_has(t1, "numgen random mod 2 vmap { 0 : goto ep-b/web/tcp/80/10.244.0.1/80,");
+	/* each of three endpoints: 1/3, then 1/2 of the rest, then the rest */
+	assert_has(t1, "\t\tnumgen random mod 3 == 0 goto ep-a/web/tcp/80/10.244.0.5/80\n"
+		       "\t\tnumgen random mod 2 == 0 goto ep-a/web/tcp/80/10.244.0.6/80\n"
+		       "\t\tgoto ep-a/web/tcp/80/10.244.0.7/80\n");
+	assert_has(t1, "\t\tnumgen random mod 2 == 0 goto ep-b/web/tcp/80/10.244.0.1/80\n");
 	world_free(&w1);
 	world_free(&w2);
 }
