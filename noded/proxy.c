@@ -1177,8 +1177,29 @@ static int collect_cb(void *data, const char *key, const struct ynode *obj)
 	return 0;
 }
 
+char *proxy_table_for_node(const char *node)
+{
+	static const char prefix[] = "corral-proxy-";
+	char buf[TABLE_MAX + 1];
+	size_t n = snprintf(buf, sizeof(buf), "%s", prefix);
+	uint32_t h = 2166136261u;
+	for (const char *c = node ? node : ""; *c; c++) {
+		h = (h ^ (uint8_t)*c) * 16777619u;
+		bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			  (*c >= '0' && *c <= '9') || *c == '-' || *c == '_';
+		if (n < TABLE_MAX)
+			buf[n++] = ok ? *c : '-';
+	}
+	buf[n] = '\0';
+	if (node && strlen(node) > TABLE_MAX - (sizeof(prefix) - 1))
+		snprintf(buf + TABLE_MAX - 9, 10, "-%08x", h); /* long names stay apart */
+	return xstrdup(buf);
+}
+
 int proxy_sync(struct proxy *p, struct error **err)
 {
+	if (!p->services)
+		return error_set(err, EINVAL, "proxy: not started");
 	struct collect s = {0}, e = {0};
 	informer_foreach(p->services, NULL, collect_cb, &s);
 	informer_foreach(p->endpoints, NULL, collect_cb, &e);

@@ -23,7 +23,7 @@
 #include "ynode.h"
 
 #define PROXY_MASQ_MARK	    0x4000u /* kube-proxy's masquerade bit */
-#define PROXY_DEBOUNCE_MS   5	    /* changes closer than this share one apply */
+#define PROXY_DEBOUNCE_MS   5	    /* changes within this of the first share one apply */
 #define PROXY_RETRY_MS	    1000    /* after a failed apply */
 #define PROXY_NODEPORT_MIN  30000   /* Kubernetes' service-node-port-range */
 #define PROXY_NODEPORT_MAX  32767
@@ -42,6 +42,11 @@ struct proxy_opts {
 	const char *nft;		   /* nft binary; NULL: "nft" from PATH */
 	uint64_t debounce_ms;		   /* 0: PROXY_DEBOUNCE_MS */
 };
+
+/* "corral-proxy-<node>", a table name for a node name (a DNS subdomain):
+ * '.' and anything else nft would not take become '-'; a name too long is
+ * cut and ends in a hash of the whole. malloc'd. */
+char *proxy_table_for_node(const char *node);
 
 /* One object of the world: key "ns/name" (as the informer keys them). */
 struct proxy_object {
@@ -93,8 +98,8 @@ struct proxy_stats {
 struct proxy *proxy_new(struct loop *loop, const char *mount, const struct proxy_opts *o,
 			struct error **err);
 /* Lists services and endpoints, applies the table (live when this returns
- * 0), then follows the mount: changes are applied PROXY_DEBOUNCE_MS after
- * the last of a burst, as the changes between the text applied and the new
+ * 0), then follows the mount: a change is applied debounce_ms after it
+ * came, with every other change that came meanwhile, as the changes between the text applied and the new
  * one (proxy_diff()) in one transaction, or by replacing the table whole
  * (the first time, after any failure, and when that is cheaper); a failed
  * apply is logged and retried. */

@@ -460,6 +460,31 @@ static void test_proxy_render__refuses_bad_options(void **state)
 	free(t);
 }
 
+static void test_proxy_table_for_node__is_a_table_name(void **state)
+{
+	(void)state;
+	cleanup_free char *a = proxy_table_for_node("node1");
+	cleanup_free char *b = proxy_table_for_node("worker-3.example.org");
+	char long1[300], long2[300];
+	memset(long1, 'a', 299);
+	long1[299] = '\0';
+	memcpy(long2, long1, 300);
+	long2[298] = 'b';
+	cleanup_free char *c = proxy_table_for_node(long1);
+	cleanup_free char *d = proxy_table_for_node(long2);
+	assert_string_equal(a, "corral-proxy-node1");
+	assert_string_equal(b, "corral-proxy-worker-3-example-org");
+	assert_int_equal(strlen(c), 64);
+	assert_string_not_equal(c, d);
+	struct proxy_opts o = opts;
+	char *t = NULL;
+	for (const char *x[] = {a, b, c, d, NULL}, **y = x; *y; y++) {
+		o.table = *y;
+		assert_int_equal(proxy_render(&o, NULL, 0, NULL, 0, &t, NULL), 0);
+		free(t);
+	}
+}
+
 /* ---- changes ------------------------------------------------------------ */
 
 static void web_world(struct world *w, const char *eps_yaml)
@@ -767,6 +792,7 @@ int main(void)
 	    cmocka_unit_test(test_proxy_render__garbage_skipped_without_harm),
 	    cmocka_unit_test(test_proxy_render__conflicts_first_key_wins),
 	    cmocka_unit_test(test_proxy_render__refuses_bad_options),
+	    cmocka_unit_test(test_proxy_table_for_node__is_a_table_name),
 	    cmocka_unit_test(test_proxy_diff__endpoints_change_touches_one_service),
 	    cmocka_unit_test(test_proxy_diff__endpoints_gone_and_back),
 	    cmocka_unit_test(test_proxy_diff__replaces_whole_when_better),
