@@ -14,12 +14,12 @@
 # the table gone when proxy-run stops.
 . "$(dirname "$0")/lib.sh"
 PROXY=$BUILD/tests/tools/proxy-run
+UDP=$BUILD/tests/tools/udp-echo
 BB=/usr/bin/busybox
-[ -x "$PROXY" ] || { echo "not ok - no $PROXY (run make)"; exit 1; }
+for b in "$PROXY" "$UDP"; do [ -x "$b" ] || { echo "not ok - no $b (run make)"; exit 1; }; done
 for c in ip nft "$BB"; do
 	command -v "$c" >/dev/null || { echo "not ok - $c is missing"; exit 1; }
 done
-PY=$(command -v python3)
 
 ID=$$
 H=crltest-host-$ID
@@ -55,7 +55,7 @@ in_host ip addr add "$NODE_IP/32" dev lo
 in_host ip route add unreachable 10.96.0.0/16
 
 # mkpod N ADDR: namespace crltest-N-$ID on the bridge, an httpd on 8080
-# answering "N", a UDP echo on 5353 answering "N" when python3 is there
+# answering "N", a UDP server on 5353 answering "N"
 mkpod() {
 	local n=$1 addr=$2 ns=crltest-$1-$ID
 	ip netns add "$ns" && NSS+=("$ns")
@@ -72,16 +72,8 @@ mkpod() {
 	echo "$n" >"$T/www-$n/index.html"
 	ip netns exec "$ns" "$BB" httpd -f -p 8080 -h "$T/www-$n" &
 	PIDS+=($!)
-	if [ -n "$PY" ]; then
-		ip netns exec "$ns" "$PY" -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", 5353))
-while True:
-    d, a = s.recvfrom(512)
-    s.sendto(sys.argv[1].encode(), a)' "$n" &
-		PIDS+=($!)
-	fi
+	ip netns exec "$ns" "$UDP" serve 5353 "$n" &
+	PIDS+=($!)
 }
 mkpod p1 10.244.0.2
 mkpod p2 10.244.0.3
@@ -192,20 +184,11 @@ host_refused() { in_host timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>&1 | grep 
 check "... and from the host itself" host_refused "$NODE_IP" 30085
 refute "a port the service does not have is not answered" get p3 http://10.96.0.20:81/
 
-if [ -n "$PY" ]; then
-	udp() { in_pod p3 timeout 2 "$PY" -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(1)
-s.sendto(b"?", (sys.argv[1], 53))
-print(s.recv(512).decode())' "$1" 2>/dev/null; }
-	A=$(udp 10.96.0.20)
-	check "UDP: ClusterIP:53 answers from an endpoint: $A" sh -c "[ '$A' = p1 ] || [ '$A' = p2 ]"
-	A=$(udp 10.96.0.23)
-	refute "UDP: no endpoints answers nothing" test -n "$A"
-else
-	fail "UDP: python3 is missing"
-fi
+udp() { in_pod p3 timeout 2 "$UDP" ask "$1" 53 2>&1; }
+A=$(udp 10.96.0.20)
+check "UDP: ClusterIP:53 answers from an endpoint: $A" sh -c "[ '$A' = p1 ] || [ '$A' = p2 ]"
+A=$(udp 10.96.0.23)
+check "UDP: no endpoints is refused (ICMP port unreachable): $A" sh -c "echo '$A' | grep -q 'Connection refused'"
 
 # ---- changes ---------------------------------------------------------------
 endpoints web 10.244.0.3
