@@ -137,7 +137,7 @@ P
 
 start_proxy() {
 	ip netns exec "$H" "$PROXY" --mount "$M" --table "$TABLE" --bridge "$BR" \
-		--pod-cidr 10.244.0.0/24 >"$T/proxy.out" 2>>"$T/proxy.log" &
+		--pod-cidr 10.244.0.0/24 ${BENCH_VERBOSE:+--verbose} >"$T/proxy.out" 2>>"$T/proxy.log" &
 	PROXY_PID=$!
 	PIDS+=($PROXY_PID)
 	for _ in $(seq 600); do grep -q ready "$T/proxy.out" && return 0; sleep 0.1; done

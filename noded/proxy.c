@@ -1219,8 +1219,10 @@ int proxy_sync(struct proxy *p, struct error **err)
 	t0 = now_us();
 	p->touched = true;
 	cleanup_free char *changes = NULL;
+	uint64_t diff_us = 0;
 	if (p->applied && proxy_diff(p->table, p->applied, text, &changes) == 0) {
 		struct error *e2 = NULL;
+		diff_us = now_us() - t0;
 		if (proxy_apply_changes(p->nft, p->table, changes, false, &e2) == 0) {
 			p->stats.incremental++;
 			goto applied;
@@ -1241,9 +1243,11 @@ int proxy_sync(struct proxy *p, struct error **err)
 applied:
 	p->stats.last_apply_us = now_us() - t0;
 	p->stats.applies++;
-	log_debug("proxy: table %s %s (%zu bytes, %llu us)", p->table,
-		  changes ? "changed" : "replaced", changes ? strlen(changes) : strlen(text),
-		  (unsigned long long)p->stats.last_apply_us);
+	log_debug("proxy: table %s %s (%zu bytes; render %llu us, diff %llu us, nft %llu us)",
+		  p->table, changes ? "changed" : "replaced",
+		  changes ? strlen(changes) : strlen(text),
+		  (unsigned long long)p->stats.last_render_us, (unsigned long long)diff_us,
+		  (unsigned long long)(p->stats.last_apply_us - diff_us));
 	for (const char *l = strstr(text, "\t# skipped "); l; l = strstr(l + 1, "\t# skipped ")) {
 		const char *e = strchr(l, '\n');
 		log_debug("proxy: %.*s", (int)(e ? e - l - 3 : 0), l + 3);
