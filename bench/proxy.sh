@@ -65,27 +65,9 @@ for _ in $(seq 100); do [ -d "$M/namespaces" ] && break; sleep 0.1; done
 mkdir -p "$M/namespaces/bench"
 D=$M/namespaces/bench
 
-ip netns add "$H" && NSS+=("$H") || die "ip netns add"
-ip -n "$H" link set lo up
-ip netns exec "$H" sysctl -qw net.ipv4.ip_forward=1
-ip -n "$H" link add "$BR" type bridge
-ip -n "$H" addr add 10.244.0.1/24 dev "$BR"
-ip -n "$H" link set "$BR" up
-ip -n "$H" route add unreachable 10.96.0.0/16
-mkpod() {
-	local n=$1 addr=$2 ns=crlbench-$1-$ID
-	ip netns add "$ns" && NSS+=("$ns")
-	ip -n "$H" link add "v$n" type veth peer name eth0 netns "$ns"
-	ip -n "$H" link set "v$n" master "$BR" up
-	ip -n "$ns" link set lo up
-	ip -n "$ns" addr add "$addr/24" dev eth0
-	ip -n "$ns" link set eth0 up
-	ip -n "$ns" route add default via 10.244.0.1
-	mkdir -p "$T/www-$n"
-	echo "$n" >"$T/www-$n/index.html"
-	ip netns exec "$ns" "$BB" httpd -f -p 8080 -h "$T/www-$n" &
-	PIDS+=($!)
-}
+. "$(cd "$(dirname "$0")" && pwd)/../tests/integration/netns.sh"
+netns_host || die "ip netns add $H"
+mkpod() { netns_pod "crlbench-$1-$ID" "$1" "$2"; }
 mkpod p1 10.244.0.2
 mkpod p2 10.244.0.3
 mkpod p3 10.244.0.4

@@ -44,35 +44,15 @@ in_host() { ip netns exec "$H" "$@"; }
 in_pod() { local n=$1; shift; ip netns exec "crltest-$n-$ID" "$@"; }
 
 # ---- the world -------------------------------------------------------------
-ip netns add "$H" && NSS+=("$H") || { echo "not ok - ip netns add $H"; exit 1; }
-in_host ip link set lo up
-in_host sysctl -qw net.ipv4.ip_forward=1
-in_host ip link add "$BR" type bridge
-in_host ip addr add 10.244.0.1/24 dev "$BR"
-in_host ip link set "$BR" up
+. "$(dirname "$0")/netns.sh"
+netns_host || { echo "not ok - ip netns add $H"; exit 1; }
 in_host ip addr add "$NODE_IP/32" dev lo
-# the host's unreachable route for the service range, as noded installs it
-in_host ip route add unreachable 10.96.0.0/16
 
 # mkpod N ADDR: namespace crltest-N-$ID on the bridge, an httpd on 8080
 # answering "N", a UDP server on 5353 answering "N"
 mkpod() {
-	local n=$1 addr=$2 ns=crltest-$1-$ID
-	ip netns add "$ns" && NSS+=("$ns")
-	ip -n "$H" link add "v$n" type veth peer name eth0 netns "$ns"
-	ip -n "$H" link set "v$n" master "$BR" up
-	# hairpin: with br_netfilter, a pod's packet DNATed to itself is
-	# bridged back out of the port it came in by (as bridge CNI sets it)
-	ip -n "$H" link set "v$n" type bridge_slave hairpin on
-	ip -n "$ns" link set lo up
-	ip -n "$ns" addr add "$addr/24" dev eth0
-	ip -n "$ns" link set eth0 up
-	ip -n "$ns" route add default via 10.244.0.1
-	mkdir -p "$T/www-$n"
-	echo "$n" >"$T/www-$n/index.html"
-	ip netns exec "$ns" "$BB" httpd -f -p 8080 -h "$T/www-$n" &
-	PIDS+=($!)
-	ip netns exec "$ns" "$UDP" serve 5353 "$n" &
+	netns_pod "crltest-$1-$ID" "$1" "$2"
+	ip netns exec "crltest-$1-$ID" "$UDP" serve 5353 "$1" &
 	PIDS+=($!)
 }
 mkpod p1 10.244.0.2
