@@ -113,7 +113,8 @@ static int params_parse(const struct proxy_opts *o, struct params *pa, struct er
 {
 	memset(pa, 0, sizeof(*pa));
 	if (!o->table || !ident_ok(o->table, TABLE_MAX, false) ||
-	    !((o->table[0] >= 'a' && o->table[0] <= 'z') || (o->table[0] >= 'A' && o->table[0] <= 'Z')))
+	    !((o->table[0] >= 'a' && o->table[0] <= 'z') ||
+	      (o->table[0] >= 'A' && o->table[0] <= 'Z')))
 		return error_set(err, EINVAL,
 				 "table \"%s\": want a letter, then letters, digits, '_' or '-' "
 				 "(at most %d)",
@@ -143,8 +144,8 @@ static int params_parse(const struct proxy_opts *o, struct params *pa, struct er
 		return -EINVAL;
 	}
 	if (o->n_node_addresses > PROXY_MAX_ADDRESSES)
-		return error_set(err, EINVAL, "%zu node addresses: at most %d",
-				 o->n_node_addresses, PROXY_MAX_ADDRESSES);
+		return error_set(err, EINVAL, "%zu node addresses: at most %d", o->n_node_addresses,
+				 PROXY_MAX_ADDRESSES);
 	for (size_t i = 0; i < o->n_node_addresses; i++) {
 		uint32_t ip;
 		if (cidr_ip_parse(o->node_addresses[i], &ip) < 0 || ip == 0 || ip == 0xffffffffu)
@@ -241,8 +242,8 @@ static int cmp_ep(const void *a, const void *b)
 /* The endpoints of one service port: for each subset, the port of the same
  * name and protocol (a service of one unnamed port takes a subset's only
  * port), times its ready addresses. */
-static void collect_eps(struct world *w, struct svcport *sp, const char *port_name,
-			bool single, const struct ynode *eobj)
+static void collect_eps(struct world *w, struct svcport *sp, const char *port_name, bool single,
+			const struct ynode *eobj)
 {
 	const struct ynode *subsets = ynode_get(eobj, "subsets");
 	if (!subsets || subsets->type != YNODE_SEQ)
@@ -268,7 +269,8 @@ static void collect_eps(struct world *w, struct svcport *sp, const char *port_na
 			continue;
 		uint16_t port = port_of(ynode_get(match, "port"));
 		if (!port) {
-			note(w, sp->key, "endpoints port \"%s\" has no port number 1-65535", port_name);
+			note(w, sp->key, "endpoints port \"%s\" has no port number 1-65535",
+			     port_name);
 			continue;
 		}
 		for (size_t j = 0; j < addrs->n; j++) {
@@ -654,9 +656,9 @@ static void put_service_chains(FILE *f, const struct world *w, const struct svcp
 	}
 }
 
-int proxy_render(const struct proxy_opts *o, const struct proxy_object *services,
-		 size_t n_services, const struct proxy_object *endpoints, size_t n_endpoints,
-		 char **text, struct error **err)
+int proxy_render(const struct proxy_opts *o, const struct proxy_object *services, size_t n_services,
+		 const struct proxy_object *endpoints, size_t n_endpoints, char **text,
+		 struct error **err)
 {
 	struct params pa;
 	*text = NULL;
@@ -887,7 +889,7 @@ static int parse_blocks(const char *text, struct blocks *bs)
 	bool in_elems = false, ended = false;
 	if (!p || strncmp(text, "table ip ", 9) != 0)
 		return -1;
-	for (p++; *p; ) {
+	for (p++; *p;) {
 		const char *e = strchr(p, '\n');
 		if (!e)
 			return -1;
@@ -902,9 +904,10 @@ static int parse_blocks(const char *text, struct blocks *bs)
 				ended = true;
 				continue;
 			}
-			char kind = starts(l, "\tchain ") ? 'c' : starts(l, "\tset ") ? 's'
-							    : starts(l, "\tmap ")   ? 'm'
-										    : 0;
+			char kind = starts(l, "\tchain ") ? 'c'
+				    : starts(l, "\tset ") ? 's'
+				    : starts(l, "\tmap ") ? 'm'
+							  : 0;
 			if (!kind || l.n < 3 || memcmp(l.s + l.n - 2, " {", 2) != 0)
 				return -1;
 			size_t skip = kind == 'c' ? 7 : kind == 's' ? 5 : 5;
@@ -1070,8 +1073,10 @@ int proxy_diff(const char *table, const char *old_text, const char *new_text, ch
 		/* 2. chains whose rules changed: flushed and written again */
 		for (size_t i = 0; i < n.n; i++) {
 			const struct block *b = &n.v[i], *a = pair[i];
-			if (b->kind == 'c' && a && !same_lines(a->lines, a->nlines, b->lines, b->nlines)) {
-				fprintf(f, "flush chain ip %s %.*s\n", table, (int)b->name.n, b->name.s);
+			if (b->kind == 'c' && a &&
+			    !same_lines(a->lines, a->nlines, b->lines, b->nlines)) {
+				fprintf(f, "flush chain ip %s %.*s\n", table, (int)b->name.n,
+					b->name.s);
 				put_rules(f, table, b);
 			}
 		}

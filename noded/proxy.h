@@ -30,12 +30,12 @@
 #define PROXY_MAX_ADDRESSES 16 /* node addresses for NodePort */
 
 struct proxy_opts {
-	const char *table;	  /* the nft table (family ip), e.g. "corral-proxy-node1";
-				     letters, digits, '_' and '-', at most 64 */
-	const char *bridge;	  /* the node's bridge, pods' veths on it; NULL: none */
-	const char *pod_cidr;	  /* the node's podCIDR (the pods on bridge); NULL: none */
-	const char *cluster_cidr; /* every pod's range; NULL: "10.244.0.0/16" */
-	const char *service_cidr; /* the ClusterIP range; NULL: "10.96.0.0/16" */
+	const char *table;		   /* the nft table (family ip), e.g. "corral-proxy-node1";
+					      letters, digits, '_' and '-', at most 64 */
+	const char *bridge;		   /* the node's bridge, pods' veths on it; NULL: none */
+	const char *pod_cidr;		   /* the node's podCIDR (the pods on bridge); NULL: none */
+	const char *cluster_cidr;	   /* every pod's range; NULL: "10.244.0.0/16" */
+	const char *service_cidr;	   /* the ClusterIP range; NULL: "10.96.0.0/16" */
 	const char *const *node_addresses; /* NodePort is served on these (IPv4) */
 	size_t n_node_addresses;	   /* 0: no NodePort rules */
 	uint32_t masq_mark;		   /* 0: PROXY_MASQ_MARK */
@@ -58,9 +58,9 @@ struct proxy_object {
  * endpoints (any order; endpoints matched to services by key). Objects that
  * make no sense are skipped and named in a comment at the table's top,
  * never an error. Fails (-EINVAL) only for bad options. *text is malloc'd. */
-int proxy_render(const struct proxy_opts *o, const struct proxy_object *services,
-		 size_t n_services, const struct proxy_object *endpoints, size_t n_endpoints,
-		 char **text, struct error **err);
+int proxy_render(const struct proxy_opts *o, const struct proxy_object *services, size_t n_services,
+		 const struct proxy_object *endpoints, size_t n_endpoints, char **text,
+		 struct error **err);
 
 /* Replaces table `table` with text (as proxy_render() made it; NULL: deletes
  * the table) in one `nft -f -` transaction; `check` runs nft -c (validates,
@@ -85,10 +85,10 @@ int proxy_apply_changes(const char *nft, const char *table, const char *changes,
 struct proxy;
 
 struct proxy_stats {
-	uint64_t renders;      /* times the world was rendered */
-	uint64_t applies;      /* times nft ran and succeeded */
-	uint64_t incremental;  /* ... of which with changes only (proxy_diff()) */
-	uint64_t failures;     /* times nft failed */
+	uint64_t renders;     /* times the world was rendered */
+	uint64_t applies;     /* times nft ran and succeeded */
+	uint64_t incremental; /* ... of which with changes only (proxy_diff()) */
+	uint64_t failures;    /* times nft failed */
 	uint64_t last_render_us;
 	uint64_t last_apply_us;
 };
@@ -99,10 +99,9 @@ struct proxy *proxy_new(struct loop *loop, const char *mount, const struct proxy
 			struct error **err);
 /* Lists services and endpoints, applies the table (live when this returns
  * 0), then follows the mount: a change is applied debounce_ms after it
- * came, with every other change that came meanwhile, as the changes between the text applied and the new
- * one (proxy_diff()) in one transaction, or by replacing the table whole
- * (the first time, after any failure, and when that is cheaper); a failed
- * apply is logged and retried. */
+ * came, with every other change that came meanwhile, as the changes between the text applied and
+ * the new one (proxy_diff()) in one transaction, or by replacing the table whole (the first time,
+ * after any failure, and when that is cheaper); a failed apply is logged and retried. */
 int proxy_start(struct proxy *p, struct error **err);
 /* Renders and applies now if the text changed (0), -errno on failure. */
 int proxy_sync(struct proxy *p, struct error **err);

@@ -195,8 +195,9 @@ static void test_proxy_render__nodeport(void **state)
 		"  ports: [{name: http, port: 80, nodePort: 31002}]\n");
 	add_eps(&w, "dev/web", web_eps);
 	/* a ClusterIP service's nodePort means nothing */
-	add_svc(&w, "dev/plain",
-		"spec: {clusterIP: 10.96.0.21, ports: [{name: http, port: 80, nodePort: 31003}]}\n");
+	add_svc(
+	    &w, "dev/plain",
+	    "spec: {clusterIP: 10.96.0.21, ports: [{name: http, port: 80, nodePort: 31003}]}\n");
 	add_eps(&w, "dev/plain", web_eps);
 	cleanup_free char *t = render(&w);
 	assert_has(t, "\tset node-addresses {\n\t\ttype ipv4_addr\n\t\telements = {\n"
@@ -249,11 +250,13 @@ static void test_proxy_render__no_endpoints_refused(void **state)
 	add_svc(&w, "dev/web",
 		"spec:\n  type: NodePort\n  clusterIP: 10.96.0.20\n"
 		"  ports: [{name: http, port: 80, nodePort: 31002}]\n");
-	add_svc(&w, "dev/none", "spec: {clusterIP: 10.96.0.22, ports: [{port: 53, protocol: UDP}]}\n");
+	add_svc(&w, "dev/none",
+		"spec: {clusterIP: 10.96.0.22, ports: [{port: 53, protocol: UDP}]}\n");
 	add_eps(&w, "dev/web", "subsets: []\n");
 	cleanup_free char *t = render(&w);
-	assert_has(t, "\tset no-endpoints {\n\t\ttype ipv4_addr . inet_proto . inet_service\n"
-		      "\t\telements = {\n\t\t\t10.96.0.20 . tcp . 80,\n\t\t\t10.96.0.22 . udp . 53\n");
+	assert_has(t,
+		   "\tset no-endpoints {\n\t\ttype ipv4_addr . inet_proto . inet_service\n"
+		   "\t\telements = {\n\t\t\t10.96.0.20 . tcp . 80,\n\t\t\t10.96.0.22 . udp . 53\n");
 	assert_has(t, "\tset no-endpoint-nodeports {\n\t\ttype inet_proto . inet_service\n"
 		      "\t\telements = {\n\t\t\ttcp . 31002\n");
 	assert_has(t, "ip daddr . meta l4proto . th dport @no-endpoints goto refuse-conn\n");
@@ -274,11 +277,12 @@ static void test_proxy_render__hairpin_and_bridge_masquerade(void **state)
 	add_eps(&w, "dev/web", web_eps);
 	cleanup_free char *t = render(&w);
 	assert_has(t, "\t\tip saddr 10.244.0.3 meta mark set meta mark | 0x4000\n");
-	assert_has(t, "\tchain nat-postrouting {\n\t\ttype nat hook postrouting priority 100; "
-		      "policy accept;\n"
-		      "\t\tmeta mark & 0x4000 == 0x4000 meta mark set meta mark ^ 0x4000 "
-		      "masquerade\n"
-		      "\t\tct status dnat oifname \"crl-test\" ip saddr 10.244.0.0/24 masquerade\n");
+	assert_has(t,
+		   "\tchain nat-postrouting {\n\t\ttype nat hook postrouting priority 100; "
+		   "policy accept;\n"
+		   "\t\tmeta mark & 0x4000 == 0x4000 meta mark set meta mark ^ 0x4000 "
+		   "masquerade\n"
+		   "\t\tct status dnat oifname \"crl-test\" ip saddr 10.244.0.0/24 masquerade\n");
 
 	/* another mark; no bridge: no bridge rule */
 	struct proxy_opts o = opts;
@@ -296,12 +300,13 @@ static void test_proxy_render__sorted_and_deterministic(void **state)
 	static const char *const svcs[][2] = {
 	    {"b/web", "spec: {clusterIP: 10.96.0.3, ports: [{port: 80}]}\n"},
 	    {"a/web", "spec: {clusterIP: 10.96.0.9, ports: [{port: 80}]}\n"},
-	    {"a/api",
-	     "spec: {type: NodePort, clusterIP: 10.96.0.1, ports: [{port: 443, nodePort: 30443}]}\n"},
+	    {"a/api", "spec: {type: NodePort, clusterIP: 10.96.0.1, ports: [{port: 443, nodePort: "
+		      "30443}]}\n"},
 	};
 	static const char *const eps[][2] = {
-	    {"a/web", "subsets: [{addresses: [{ip: 10.244.0.7}, {ip: 10.244.0.5}, {ip: 10.244.0.6}],"
-		      " ports: [{port: 80}]}]\n"},
+	    {"a/web",
+	     "subsets: [{addresses: [{ip: 10.244.0.7}, {ip: 10.244.0.5}, {ip: 10.244.0.6}],"
+	     " ports: [{port: 80}]}]\n"},
 	    {"b/web", "subsets: [{addresses: [{ip: 10.244.0.2}], ports: [{port: 80}]},"
 		      " {addresses: [{ip: 10.244.0.1}], ports: [{port: 80}]}]\n"},
 	    {"a/api", "subsets: [{addresses: [{ip: 10.244.0.4}], ports: [{port: 8443}]}]\n"},
@@ -310,8 +315,9 @@ static void test_proxy_render__sorted_and_deterministic(void **state)
 	    {"b/web", "subsets: [{addresses: [{ip: 10.244.0.1}], ports: [{port: 80}]},"
 		      " {addresses: [{ip: 10.244.0.2}, {ip: 10.244.0.2}], ports: [{port: 80}]}]\n"},
 	    {"a/api", "subsets: [{addresses: [{ip: 10.244.0.4}], ports: [{port: 8443}]}]\n"},
-	    {"a/web", "subsets: [{addresses: [{ip: 10.244.0.6}, {ip: 10.244.0.5}, {ip: 10.244.0.7}],"
-		      " ports: [{port: 80}]}]\n"},
+	    {"a/web",
+	     "subsets: [{addresses: [{ip: 10.244.0.6}, {ip: 10.244.0.5}, {ip: 10.244.0.7}],"
+	     " ports: [{port: 80}]}]\n"},
 	};
 	struct world w1 = {0}, w2 = {0};
 	for (size_t i = 0; i < 3; i++) {
@@ -372,18 +378,21 @@ static void test_proxy_render__garbage_skipped_without_harm(void **state)
 		" {port: http}, {port: 80, protocol: SCTP}, {port: [1]}, {port: 81}]}\n");
 	add_svc(&w, "dev/v6", "spec: {clusterIP: 'fd00::1', ports: [{port: 80}]}\n");
 	add_svc(&w, "dev/outside", "spec: {clusterIP: 8.8.8.8, ports: [{port: 53}]}\n");
-	add_svc(&w, "dev/inject", "spec: {clusterIP: \"10.96.0.1\\n}\\nchain x {\", ports: [{port: 80}]}\n");
+	add_svc(&w, "dev/inject",
+		"spec: {clusterIP: \"10.96.0.1\\n}\\nchain x {\", ports: [{port: 80}]}\n");
 	add_svc(&w, "Dev/upper", "spec: {clusterIP: 10.96.0.42, ports: [{port: 80}]}\n");
 	add_svc(&w, "dev/a/b", "spec: {clusterIP: 10.96.0.43, ports: [{port: 80}]}\n");
 	add_svc(&w, "dev/eps", "spec: {clusterIP: 10.96.0.44, ports: [{port: 80}]}\n");
-	add_eps(&w, "dev/badports", "subsets: [{addresses: [{ip: 10.244.0.2}], ports: [{port: 99999}]}]\n");
+	add_eps(&w, "dev/badports",
+		"subsets: [{addresses: [{ip: 10.244.0.2}], ports: [{port: 99999}]}]\n");
 	add_eps(&w, "dev/eps",
 		"subsets:\n"
 		"- addresses: [{ip: 8.8.8.8}, {ip: 'fd00::2'}, {ip: x}, {}, 7, {ip: 10.244.0.2}]\n"
 		"  ports: [{port: 80}]\n"
 		"- addresses: {ip: 10.244.0.3}\n  ports: [{port: 80}]\n"
 		"- 12\n- {addresses: [{ip: 10.244.0.4}]}\n");
-	add_eps(&w, "dev/nosuchservice", "subsets: [{addresses: [{ip: 10.244.0.8}], ports: [{port: 1}]}]\n");
+	add_eps(&w, "dev/nosuchservice",
+		"subsets: [{addresses: [{ip: 10.244.0.8}], ports: [{port: 1}]}]\n");
 	cleanup_free char *t = render(&w);
 	assert_has(t, "# skipped dev/scalar: not a mapping\n");
 	assert_has(t, "# skipped dev/nospec: no spec\n");
@@ -411,11 +420,14 @@ static void test_proxy_render__conflicts_first_key_wins(void **state)
 	(void)state;
 	struct world w = {0};
 	add_svc(&w, "dev/b",
-		"spec: {type: NodePort, clusterIP: 10.96.0.50, ports: [{port: 80, nodePort: 30001}]}\n");
+		"spec: {type: NodePort, clusterIP: 10.96.0.50, ports: [{port: 80, nodePort: "
+		"30001}]}\n");
 	add_svc(&w, "dev/a",
-		"spec: {type: NodePort, clusterIP: 10.96.0.50, ports: [{port: 80, nodePort: 30002}]}\n");
+		"spec: {type: NodePort, clusterIP: 10.96.0.50, ports: [{port: 80, nodePort: "
+		"30002}]}\n");
 	add_svc(&w, "dev/c",
-		"spec: {type: NodePort, clusterIP: 10.96.0.51, ports: [{port: 80, nodePort: 30002}]}\n");
+		"spec: {type: NodePort, clusterIP: 10.96.0.51, ports: [{port: 80, nodePort: "
+		"30002}]}\n");
 	cleanup_free char *t = render(&w);
 	assert_has(t, "# skipped dev/b: 10.96.0.50 tcp 80 is already dev/a's\n");
 	assert_has(t, "# skipped dev/c: nodePort tcp 30002 is already dev/a's\n");
@@ -430,8 +442,14 @@ static void test_proxy_render__refuses_bad_options(void **state)
 	char *t = NULL;
 	struct error *err = NULL;
 	struct proxy_opts o = opts;
-	static const char *const bad_tables[] = {NULL, "", "1abc", "a b", "a;b", "a\"b",
-						 "x23456789012345678901234567890123456789012345678901234567890123456"};
+	static const char *const bad_tables[] = {
+	    NULL,
+	    "",
+	    "1abc",
+	    "a b",
+	    "a;b",
+	    "a\"b",
+	    "x23456789012345678901234567890123456789012345678901234567890123456"};
 	for (size_t i = 0; i < ARRAY_SIZE(bad_tables); i++) {
 		o.table = bad_tables[i];
 		assert_int_equal(proxy_render(&o, w.svc, 0, w.eps, 0, &t, &err), -EINVAL);
@@ -497,9 +515,11 @@ static void web_world(struct world *w, const char *eps_yaml)
 	for (int i = 0; i < 8; i++) {
 		char key[32], yaml[128];
 		snprintf(key, sizeof(key), "dev/other%d", i);
-		snprintf(yaml, sizeof(yaml), "spec: {clusterIP: 10.96.1.%d, ports: [{port: 80}]}\n", i);
+		snprintf(yaml, sizeof(yaml), "spec: {clusterIP: 10.96.1.%d, ports: [{port: 80}]}\n",
+			 i);
 		add_svc(w, xstrdup(key), yaml);
-		add_eps(w, xstrdup(key), "subsets: [{addresses: [{ip: 10.244.0.9}], ports: [{port: 80}]}]\n");
+		add_eps(w, xstrdup(key),
+			"subsets: [{addresses: [{ip: 10.244.0.9}], ports: [{port: 80}]}]\n");
 	}
 }
 
@@ -514,10 +534,10 @@ static void web_world_free(struct world *w)
 	world_free(w);
 }
 
-static const char *const eps_12 =
-    "subsets: [{addresses: [{ip: 10.244.0.2}, {ip: 10.244.0.3}], ports: [{name: http, port: 8080}]}]\n";
-static const char *const eps_23 =
-    "subsets: [{addresses: [{ip: 10.244.0.3}, {ip: 10.244.0.4}], ports: [{name: http, port: 8080}]}]\n";
+static const char *const eps_12 = "subsets: [{addresses: [{ip: 10.244.0.2}, {ip: 10.244.0.3}], "
+				  "ports: [{name: http, port: 8080}]}]\n";
+static const char *const eps_23 = "subsets: [{addresses: [{ip: 10.244.0.3}, {ip: 10.244.0.4}], "
+				  "ports: [{name: http, port: 8080}]}]\n";
 
 static char *render_web(const char *eps_yaml)
 {
@@ -564,7 +584,8 @@ static void test_proxy_diff__endpoints_gone_and_back(void **state)
 	assert_has(c, "add element ip corral-proxy-test no-endpoint-nodeports { tcp . 31002 }\n");
 	char *ext = strstr(c, "delete chain ip corral-proxy-test ext-dev/web/tcp/80\n");
 	char *svc = strstr(c, "delete chain ip corral-proxy-test svc-dev/web/tcp/80\n");
-	char *ep = strstr(c, "delete chain ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.2/8080\n");
+	char *ep =
+	    strstr(c, "delete chain ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.2/8080\n");
 	assert_true(ext && svc && ep && ext < svc && svc < ep);
 	assert_true(strstr(c, "delete element") < ext);
 	assert_int_equal(proxy_diff(opts.table, b, a, &back), 0);
@@ -634,7 +655,8 @@ static void big_world(struct world *w)
 	add_svc(w, "dev/api", web_svc);
 	add_eps(w, "dev/api", web_eps);
 	add_svc(w, "dev/none",
-		"spec: {type: NodePort, clusterIP: 10.96.0.22, ports: [{port: 80, nodePort: 30080}]}\n");
+		"spec: {type: NodePort, clusterIP: 10.96.0.22, ports: [{port: 80, nodePort: "
+		"30080}]}\n");
 }
 
 static int apply_child(void *data)
@@ -687,8 +709,9 @@ static int bad_text_child(void *data)
 {
 	(void)data;
 	struct error *err = NULL;
-	int rc = proxy_apply(NULL, opts.table, "table ip corral-proxy-test { chain x { nonsense\n}\n}\n",
-			     false, &err);
+	int rc =
+	    proxy_apply(NULL, opts.table, "table ip corral-proxy-test { chain x { nonsense\n}\n}\n",
+			false, &err);
 	if (rc >= 0 || !err || !strstr(err->msg, "nonsense") || err->status != EIO)
 		return 1;
 	error_free(err);
