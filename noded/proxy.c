@@ -103,6 +103,13 @@ static bool ident_ok(const char *s, size_t max, bool dots)
 	return true;
 }
 
+/* qsort() that takes an empty array at NULL, as the arrays here may be. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -153,7 +160,7 @@ static int params_parse(const struct proxy_opts *o, struct params *pa, struct er
 					 o->node_addresses[i] ? o->node_addresses[i] : "");
 		pa->addrs[pa->naddrs++] = ip;
 	}
-	qsort(pa->addrs, pa->naddrs, sizeof(pa->addrs[0]), cmp_u32);
+	sort(pa->addrs, pa->naddrs, sizeof(pa->addrs[0]), cmp_u32);
 	size_t k = 0;
 	for (size_t i = 0; i < pa->naddrs; i++)
 		if (k == 0 || pa->addrs[k - 1] != pa->addrs[i])
@@ -291,7 +298,7 @@ static void collect_eps(struct world *w, struct svcport *sp, const char *port_na
 			sp->eps[sp->neps++] = (struct ep){ip, port};
 		}
 	}
-	qsort(sp->eps, sp->neps, sizeof(*sp->eps), cmp_ep);
+	sort(sp->eps, sp->neps, sizeof(*sp->eps), cmp_ep);
 	size_t k = 0;
 	for (size_t i = 0; i < sp->neps; i++)
 		if (k == 0 || cmp_ep(&sp->eps[k - 1], &sp->eps[i]) != 0)
@@ -412,7 +419,7 @@ static int cmp_by_seq(const void *a, const void *b)
 static void drop_conflicts(struct world *w)
 {
 	char ipb[CIDR_IP_SIZE];
-	qsort(w->v, w->n, sizeof(*w->v), cmp_by_service);
+	sort(w->v, w->n, sizeof(*w->v), cmp_by_service);
 	size_t k = 0;
 	for (size_t i = 0; i < w->n; i++) {
 		struct svcport *prev = k ? &w->v[k - 1] : NULL, *cur = &w->v[i];
@@ -427,7 +434,7 @@ static void drop_conflicts(struct world *w)
 		w->v[k++] = *cur;
 	}
 	w->n = k;
-	qsort(w->v, w->n, sizeof(*w->v), cmp_by_nodeport);
+	sort(w->v, w->n, sizeof(*w->v), cmp_by_nodeport);
 	const struct svcport *kept = NULL;
 	for (size_t i = 0; i < w->n; i++) {
 		struct svcport *cur = &w->v[i];
@@ -441,7 +448,7 @@ static void drop_conflicts(struct world *w)
 		}
 		kept = cur;
 	}
-	qsort(w->v, w->n, sizeof(*w->v), cmp_by_seq);
+	sort(w->v, w->n, sizeof(*w->v), cmp_by_seq);
 }
 
 /* ---- writing the table -------------------------------------------------- */
@@ -520,8 +527,9 @@ static void put_sets(FILE *f, const struct world *w)
 
 	/* sorted by address, protocol, port (w->v is in key order) */
 	struct svcport *v = xmalloc((w->n ? w->n : 1) * sizeof(*v));
-	memcpy(v, w->v, w->n * sizeof(*v));
-	qsort(v, w->n, sizeof(*v), cmp_by_service);
+	if (w->n)
+		memcpy(v, w->v, w->n * sizeof(*v));
+	sort(v, w->n, sizeof(*v), cmp_by_service);
 	put_set_open(f, "map", "services", "ipv4_addr . inet_proto . inet_service : verdict");
 	first = true;
 	for (size_t i = 0; i < w->n; i++) {
@@ -544,7 +552,7 @@ static void put_sets(FILE *f, const struct world *w)
 	}
 	put_set_close(f, first);
 
-	qsort(v, w->n, sizeof(*v), cmp_by_nodeport);
+	sort(v, w->n, sizeof(*v), cmp_by_nodeport);
 	put_set_open(f, "map", "nodeports", "inet_proto . inet_service : verdict");
 	first = true;
 	for (size_t i = 0; i < w->n; i++) {
@@ -671,8 +679,8 @@ int proxy_render(const struct proxy_opts *o, const struct proxy_object *services
 		memcpy(svcs, services, n_services * sizeof(*svcs));
 	if (n_endpoints)
 		memcpy(eps, endpoints, n_endpoints * sizeof(*eps));
-	qsort(svcs, n_services, sizeof(*svcs), cmp_object);
-	qsort(eps, n_endpoints, sizeof(*eps), cmp_object);
+	sort(svcs, n_services, sizeof(*svcs), cmp_object);
+	sort(eps, n_endpoints, sizeof(*eps), cmp_object);
 
 	struct world w = {.pa = &pa};
 	w.notes = open_memstream(&w.notes_buf, &w.notes_len);
@@ -950,11 +958,11 @@ static int parse_blocks(const char *text, struct blocks *bs)
 	}
 	if (b || !ended)
 		return -1;
-	qsort(bs->v, bs->n, sizeof(*bs->v), cmp_block);
+	sort(bs->v, bs->n, sizeof(*bs->v), cmp_block);
 	for (size_t i = 0; i < bs->n; i++) {
 		if (i && cmp_block(&bs->v[i - 1], &bs->v[i]) == 0)
 			return -1;
-		qsort(bs->v[i].elems, bs->v[i].nelems, sizeof(struct slice), cmp_slice_v);
+		sort(bs->v[i].elems, bs->v[i].nelems, sizeof(struct slice), cmp_slice_v);
 	}
 	return 0;
 }
