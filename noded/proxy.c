@@ -9,9 +9,9 @@
  *   set node-addresses   where NodePort is served
  *   set no-endpoints, no-endpoint-nodeports        : refused (reject) before routing
  *   chain svc-...        numgen random (or jhash ip saddr for ClientIP
- *                        affinity) to one ep-... chain each endpoint
+ *                        affinity) picks an endpoint and DNATs to it, marking
+ *                        hairpin traffic (the source is the endpoint picked)
  *   chain ext-...        marks NodePort traffic from outside the pod range
- *   chain ep-...         marks hairpin traffic (source = the endpoint), DNAT
  *   nat-postrouting      masquerades marked traffic, and traffic DNATed back
  *                        out of the bridge it came from (a pod's reply to
  *                        another pod of its bridge would otherwise go
@@ -467,15 +467,10 @@ static void put_cidr(FILE *f, const struct cidr *c)
 	fputs(b, f);
 }
 
-/* svc-dev/web/tcp/80, ext-..., ep-dev/web/tcp/80/10.244.0.2/8080 */
-static void put_chain(FILE *f, const char *kind, const struct svcport *sp, const struct ep *ep)
+/* svc-dev/web/tcp/80, ext-dev/web/tcp/80 */
+static void put_chain(FILE *f, const char *kind, const struct svcport *sp)
 {
 	fprintf(f, "%s-%s/%s/%u", kind, sp->key, proto_nft[sp->proto], sp->port);
-	if (ep) {
-		fputc('/', f);
-		put_ip(f, ep->ip);
-		fprintf(f, "/%u", ep->port);
-	}
 }
 
 /* A spread of one service port's endpoints: its seed makes services that
@@ -538,7 +533,7 @@ static void put_sets(FILE *f, const struct world *w)
 		put_elements_open(f, &first);
 		put_ip(f, v[i].cluster_ip);
 		fprintf(f, " . %s . %u : goto ", proto_nft[v[i].proto], v[i].port);
-		put_chain(f, "svc", &v[i], NULL);
+		put_chain(f, "svc", &v[i]);
 	}
 	put_set_close(f, first);
 	put_set_open(f, "set", "no-endpoints", "ipv4_addr . inet_proto . inet_service");
@@ -560,7 +555,7 @@ static void put_sets(FILE *f, const struct world *w)
 			continue;
 		put_elements_open(f, &first);
 		fprintf(f, "%s . %u : goto ", proto_nft[v[i].proto], v[i].node_port);
-		put_chain(f, "ext", &v[i], NULL);
+		put_chain(f, "ext", &v[i]);
 	}
 	put_set_close(f, first);
 	put_set_open(f, "set", "no-endpoint-nodeports", "inet_proto . inet_service");
@@ -618,49 +613,64 @@ static void put_base_chains(FILE *f, const struct params *pa)
 	fputs("\t}\n", f);
 }
 
+/* How endpoint i is chosen: of n, it takes what the ones before it left
+ * with probability 1/(n-i), so that each gets 1/n; with affinity one hash
+ * of the client's address picks. The last takes what is left. */
+static void put_choice(FILE *f, const struct svcport *sp, size_t i)
+{
+	if (i + 1 == sp->neps)
+		return;
+	if (sp->affinity)
+		fprintf(f, "jhash ip saddr mod %zu seed 0x%08x == %zu ", sp->neps, seed_of(sp), i);
+	else
+		fprintf(f, "numgen random mod %zu == 0 ", sp->neps - i);
+}
+
+static void put_dnat(FILE *f, const struct svcport *sp, const struct ep *ep)
+{
+	fprintf(f, "meta l4proto %s dnat to ", proto_nft[sp->proto]);
+	put_ip(f, ep->ip);
+	fprintf(f, ":%u\n", ep->port);
+}
+
+/* One chain per service port, two rules per endpoint: the endpoint's own
+ * packets (hairpin: marked for masquerade), everyone else's. Each packet
+ * meets one draw per endpoint, whichever rule of the pair it takes. No
+ * chain per endpoint and no anonymous vmap: nft reads every chain and set
+ * of the table before each change, so their number is its cost. */
 static void put_service_chains(FILE *f, const struct world *w, const struct svcport *sp)
 {
 	if (!sp->neps)
 		return;
 	fputs("\tchain ", f);
-	put_chain(f, "svc", sp, NULL);
-	fputs(" {\n\t\t", f);
-	/* endpoint i of n takes what the ones before left with probability
-	 * 1/(n-i), so each gets 1/n; with affinity one hash of the client's
-	 * address picks. Rules, not an anonymous vmap: nft fetches every set
-	 * of a table before each change, and a thousand services would make a
-	 * thousand sets. */
-	for (size_t i = 0; i + 1 < sp->neps; i++) {
-		if (sp->affinity)
-			fprintf(f, "jhash ip saddr mod %zu seed 0x%08x == %zu goto ", sp->neps,
-				seed_of(sp), i);
-		else
-			fprintf(f, "numgen random mod %zu == 0 goto ", sp->neps - i);
-		put_chain(f, "ep", sp, &sp->eps[i]);
-		fputs("\n\t\t", f);
+	put_chain(f, "svc", sp);
+	fputs(" {\n", f);
+	for (size_t i = 0; i < sp->neps; i++) {
+		const struct ep *ep = &sp->eps[i];
+		fputs("\t\tip saddr ", f);
+		put_ip(f, ep->ip);
+		fputc(' ', f);
+		put_choice(f, sp, i);
+		fprintf(f, "meta mark set meta mark | 0x%x ", w->pa->mark);
+		put_dnat(f, sp, ep);
+		fputs("\t\t", f);
+		if (i + 1 < sp->neps) {
+			fputs("ip saddr != ", f);
+			put_ip(f, ep->ip);
+			fputc(' ', f);
+		}
+		put_choice(f, sp, i);
+		put_dnat(f, sp, ep);
 	}
-	fputs("goto ", f);
-	put_chain(f, "ep", sp, &sp->eps[sp->neps - 1]);
-	fputs("\n\t}\n", f);
+	fputs("\t}\n", f);
 	if (sp->node_port) {
 		fputs("\tchain ", f);
-		put_chain(f, "ext", sp, NULL);
+		put_chain(f, "ext", sp);
 		fputs(" {\n\t\tip saddr != ", f);
 		put_cidr(f, &w->pa->cluster);
 		fprintf(f, " meta mark set meta mark | 0x%x\n\t\tgoto ", w->pa->mark);
-		put_chain(f, "svc", sp, NULL);
+		put_chain(f, "svc", sp);
 		fputs("\n\t}\n", f);
-	}
-	for (size_t i = 0; i < sp->neps; i++) {
-		const struct ep *ep = &sp->eps[i];
-		fputs("\tchain ", f);
-		put_chain(f, "ep", sp, ep);
-		fputs(" {\n\t\tip saddr ", f);
-		put_ip(f, ep->ip);
-		fprintf(f, " meta mark set meta mark | 0x%x\n\t\tmeta l4proto %s dnat to ",
-			w->pa->mark, proto_nft[sp->proto]);
-		put_ip(f, ep->ip);
-		fprintf(f, ":%u\n\t}\n", ep->port);
 	}
 }
 
@@ -982,8 +992,8 @@ static bool is_base(const struct block *b)
 	return b->kind == 'c' && b->nlines && starts(b->lines[0], "type ");
 }
 
-/* ext- chains go to svc- chains, which go to ep- chains: delete in that
- * order, so that no chain is deleted while another still jumps to it. */
+/* ext- chains go to svc- chains: delete in that order, so that no chain
+ * is deleted while another still jumps to it. */
 static int delete_rank(const struct block *b)
 {
 	return starts(b->name, "ext-") ? 0 : starts(b->name, "svc-") ? 1 : 2;

@@ -103,19 +103,25 @@ static void test_proxy_render__cluster_ip_to_endpoints(void **state)
 	cleanup_free char *t = render(&w);
 	assert_true(strncmp(t, "table ip corral-proxy-test {\n", 29) == 0);
 	assert_has(t, "\t\t\t10.96.0.20 . tcp . 80 : goto svc-dev/web/tcp/80\n");
-	assert_has(t, "\tchain svc-dev/web/tcp/80 {\n"
-		      "\t\tnumgen random mod 2 == 0 goto ep-dev/web/tcp/80/10.244.0.2/8080\n"
-		      "\t\tgoto ep-dev/web/tcp/80/10.244.0.3/8080\n\t}\n");
-	assert_has(t, "\tchain ep-dev/web/tcp/80/10.244.0.2/8080 {\n"
-		      "\t\tip saddr 10.244.0.2 meta mark set meta mark | 0x4000\n"
-		      "\t\tmeta l4proto tcp dnat to 10.244.0.2:8080\n\t}\n");
+	/* per endpoint: its own packets (marked), then everyone else's, each
+	 * with the same draw */
+	assert_has(t,
+		   "\tchain svc-dev/web/tcp/80 {\n"
+		   "\t\tip saddr 10.244.0.2 numgen random mod 2 == 0 meta mark set meta mark | "
+		   "0x4000 meta l4proto tcp dnat to 10.244.0.2:8080\n"
+		   "\t\tip saddr != 10.244.0.2 numgen random mod 2 == 0 meta l4proto tcp dnat to "
+		   "10.244.0.2:8080\n"
+		   "\t\tip saddr 10.244.0.3 meta mark set meta mark | 0x4000 meta l4proto tcp dnat "
+		   "to 10.244.0.3:8080\n"
+		   "\t\tmeta l4proto tcp dnat to 10.244.0.3:8080\n\t}\n");
+	assert_lacks(t, "chain ep-");
 	assert_has(t, "type nat hook prerouting priority -100");
 	assert_has(t, "type nat hook output priority -100");
 	assert_lacks(t, "# skipped");
 	world_free(&w);
 }
 
-static void test_proxy_render__one_endpoint_is_a_goto(void **state)
+static void test_proxy_render__one_endpoint_no_draw(void **state)
 {
 	(void)state;
 	struct world w = {0};
@@ -123,7 +129,11 @@ static void test_proxy_render__one_endpoint_is_a_goto(void **state)
 	add_eps(&w, "dev/web",
 		"subsets: [{addresses: [{ip: 10.244.1.7}], ports: [{name: http, port: 9000}]}]\n");
 	cleanup_free char *t = render(&w);
-	assert_has(t, "\tchain svc-dev/web/tcp/80 {\n\t\tgoto ep-dev/web/tcp/80/10.244.1.7/9000\n");
+	assert_has(t,
+		   "\tchain svc-dev/web/tcp/80 {\n"
+		   "\t\tip saddr 10.244.1.7 meta mark set meta mark | 0x4000 meta l4proto tcp dnat "
+		   "to 10.244.1.7:9000\n"
+		   "\t\tmeta l4proto tcp dnat to 10.244.1.7:9000\n\t}\n");
 	assert_lacks(t, "numgen");
 	world_free(&w);
 }
@@ -144,10 +154,14 @@ static void test_proxy_render__multi_port_by_name(void **state)
 		"- addresses: [{ip: 10.244.0.6}]\n"
 		"  ports: [{name: http, port: 7070}]\n");
 	cleanup_free char *t = render(&w);
-	assert_has(t, "ep-dev/app/tcp/80/10.244.0.5/8080");
-	assert_has(t, "ep-dev/app/tcp/80/10.244.0.6/7070");
-	assert_has(t, "\tchain svc-dev/app/tcp/81 {\n\t\tgoto ep-dev/app/tcp/81/10.244.0.5/8081\n");
-	assert_lacks(t, "ep-dev/app/tcp/81/10.244.0.6");
+	char *c80 = strstr(t, "\tchain svc-dev/app/tcp/80 {\n");
+	char *c81 = strstr(t, "\tchain svc-dev/app/tcp/81 {\n");
+	assert_true(c80 && c81 && c80 < c81);
+	char *e5 = strstr(c80, "dnat to 10.244.0.5:8080\n"),
+	     *e6 = strstr(c80, "dnat to 10.244.0.6:7070\n");
+	assert_true(e5 && e6 && e5 < c81 && e6 < c81);
+	assert_has(c81, "\t\tmeta l4proto tcp dnat to 10.244.0.5:8081\n\t}\n");
+	assert_lacks(c81, "10.244.0.6");
 	/* metrics has no endpoint port of that name: refused */
 	assert_has(t, "\t\t\t10.96.1.1 . tcp . 9100\n");
 	assert_lacks(t, "svc-dev/app/tcp/9100");
@@ -236,9 +250,19 @@ static void test_proxy_render__client_ip_affinity(void **state)
 		"  ports: [{name: http, port: 80}]\n");
 	add_eps(&w, "dev/web", web_eps);
 	cleanup_free char *t = render(&w);
-	assert_has(t, "\t\tjhash ip saddr mod 2 seed 0x");
-	assert_has(t, " == 0 goto ep-dev/web/tcp/80/10.244.0.2/8080\n"
-		      "\t\tgoto ep-dev/web/tcp/80/10.244.0.3/8080\n");
+	assert_has(t, " jhash ip saddr mod 2 seed 0x");
+	/* the same hash in both rules of an endpoint */
+	char *j = strstr(t, "\t\tip saddr 10.244.0.2 jhash ip saddr mod 2 seed 0x");
+	assert_non_null(j);
+	char seed[11];
+	memcpy(seed, j + strlen("\t\tip saddr 10.244.0.2 jhash ip saddr mod 2 seed "), 10);
+	seed[10] = '\0';
+	char want[160];
+	snprintf(want, sizeof(want),
+		 "\t\tip saddr != 10.244.0.2 jhash ip saddr mod 2 seed %s == 0 meta l4proto tcp "
+		 "dnat to 10.244.0.2:8080\n",
+		 seed);
+	assert_has(t, want);
 	assert_lacks(t, "numgen");
 	world_free(&w);
 }
@@ -276,7 +300,8 @@ static void test_proxy_render__hairpin_and_bridge_masquerade(void **state)
 	add_svc(&w, "dev/web", web_svc);
 	add_eps(&w, "dev/web", web_eps);
 	cleanup_free char *t = render(&w);
-	assert_has(t, "\t\tip saddr 10.244.0.3 meta mark set meta mark | 0x4000\n");
+	assert_has(t, "\t\tip saddr 10.244.0.3 meta mark set meta mark | 0x4000 meta l4proto tcp "
+		      "dnat to 10.244.0.3:8080\n");
 	assert_has(t,
 		   "\tchain nat-postrouting {\n\t\ttype nat hook postrouting priority 100; "
 		   "policy accept;\n"
@@ -289,7 +314,7 @@ static void test_proxy_render__hairpin_and_bridge_masquerade(void **state)
 	o.masq_mark = 0x10000;
 	o.bridge = NULL;
 	cleanup_free char *t2 = render_with(&o, &w);
-	assert_has(t2, "\t\tip saddr 10.244.0.3 meta mark set meta mark | 0x10000\n");
+	assert_has(t2, "\t\tip saddr 10.244.0.3 meta mark set meta mark | 0x10000 meta");
 	assert_lacks(t2, "oifname");
 	world_free(&w);
 }
@@ -339,10 +364,17 @@ static void test_proxy_render__sorted_and_deterministic(void **state)
 	     *c3 = strstr(t1, "chain svc-b/web/");
 	assert_true(c1 && c2 && c3 && c1 < c2 && c2 < c3);
 	/* each of three endpoints: 1/3, then 1/2 of the rest, then the rest */
-	assert_has(t1, "\t\tnumgen random mod 3 == 0 goto ep-a/web/tcp/80/10.244.0.5/80\n"
-		       "\t\tnumgen random mod 2 == 0 goto ep-a/web/tcp/80/10.244.0.6/80\n"
-		       "\t\tgoto ep-a/web/tcp/80/10.244.0.7/80\n");
-	assert_has(t1, "\t\tnumgen random mod 2 == 0 goto ep-b/web/tcp/80/10.244.0.1/80\n");
+	assert_has(t1, "\t\tip saddr != 10.244.0.5 numgen random mod 3 == 0 meta l4proto tcp dnat "
+		       "to 10.244.0.5:80\n");
+	assert_has(t1, "\t\tip saddr != 10.244.0.6 numgen random mod 2 == 0 meta l4proto tcp dnat "
+		       "to 10.244.0.6:80\n");
+	assert_has(t1, "\t\tmeta l4proto tcp dnat to 10.244.0.7:80\n\t}\n");
+	char *a5 = strstr(t1, "dnat to 10.244.0.5:80\n"),
+	     *a6 = strstr(t1, "dnat to 10.244.0.6:80\n"),
+	     *a7 = strstr(t1, "dnat to 10.244.0.7:80\n");
+	assert_true(a5 && a6 && a7 && a5 < a6 && a6 < a7);
+	assert_has(t1, "\t\tip saddr != 10.244.0.1 numgen random mod 2 == 0 meta l4proto tcp dnat "
+		       "to 10.244.0.1:80\n");
 	world_free(&w1);
 	world_free(&w2);
 }
@@ -407,7 +439,9 @@ static void test_proxy_render__garbage_skipped_without_harm(void **state)
 	/* of badports, port 81 alone stands, with no endpoints */
 	assert_has(t, "\t\t\t10.96.0.41 . tcp . 81\n");
 	assert_lacks(t, "10.96.0.41 . sctp");
-	assert_has(t, "\tchain svc-dev/eps/tcp/80 {\n\t\tgoto ep-dev/eps/tcp/80/10.244.0.2/80\n");
+	assert_has(
+	    t, "\tchain svc-dev/eps/tcp/80 {\n\t\tip saddr 10.244.0.2 meta mark set meta mark | "
+	       "0x4000 meta l4proto tcp dnat to 10.244.0.2:80\n");
 	assert_lacks(t, "dnat to 8.8.8.8");
 	assert_lacks(t, "8.8.8.8 . ");
 	assert_lacks(t, "\nchain x");
@@ -555,16 +589,16 @@ static void test_proxy_diff__endpoints_change_touches_one_service(void **state)
 	cleanup_free char *b = render_web(eps_23);
 	cleanup_free char *c = NULL;
 	assert_int_equal(proxy_diff(opts.table, a, b, &c), 0);
-	assert_has(c, "add chain ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.4/8080\n");
-	assert_has(c, "add rule ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.4/8080 "
-		      "meta l4proto tcp dnat to 10.244.0.4:8080\n");
-	assert_has(c, "flush chain ip corral-proxy-test svc-dev/web/tcp/80\n");
-	assert_has(c, "delete chain ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.2/8080\n");
+	/* the one chain is written again, nothing else */
+	assert_true(strncmp(c, "flush chain ip corral-proxy-test svc-dev/web/tcp/80\n", 51) == 0);
+	assert_has(c, "add rule ip corral-proxy-test svc-dev/web/tcp/80 meta l4proto tcp dnat to "
+		      "10.244.0.4:8080\n");
+	assert_lacks(c, "10.244.0.2");
 	assert_lacks(c, "element");
 	assert_lacks(c, "other");
 	assert_lacks(c, "table ip");
-	/* the chain is flushed before the chain it went to is deleted */
-	assert_true(strstr(c, "flush chain") < strstr(c, "delete chain"));
+	assert_lacks(c, "add chain");
+	assert_lacks(c, "delete chain");
 
 	cleanup_free char *same = NULL;
 	assert_int_equal(proxy_diff(opts.table, a, a, &same), 0);
@@ -584,9 +618,7 @@ static void test_proxy_diff__endpoints_gone_and_back(void **state)
 	assert_has(c, "add element ip corral-proxy-test no-endpoint-nodeports { tcp . 31002 }\n");
 	char *ext = strstr(c, "delete chain ip corral-proxy-test ext-dev/web/tcp/80\n");
 	char *svc = strstr(c, "delete chain ip corral-proxy-test svc-dev/web/tcp/80\n");
-	char *ep =
-	    strstr(c, "delete chain ip corral-proxy-test ep-dev/web/tcp/80/10.244.0.2/8080\n");
-	assert_true(ext && svc && ep && ext < svc && svc < ep);
+	assert_true(ext && svc && ext < svc);
 	assert_true(strstr(c, "delete element") < ext);
 	assert_int_equal(proxy_diff(opts.table, b, a, &back), 0);
 	assert_has(back, "add element ip corral-proxy-test services { 10.96.0.20 . tcp . 80 : goto "
@@ -801,7 +833,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_proxy_render__cluster_ip_to_endpoints),
-	    cmocka_unit_test(test_proxy_render__one_endpoint_is_a_goto),
+	    cmocka_unit_test(test_proxy_render__one_endpoint_no_draw),
 	    cmocka_unit_test(test_proxy_render__multi_port_by_name),
 	    cmocka_unit_test(test_proxy_render__unnamed_single_port),
 	    cmocka_unit_test(test_proxy_render__udp),
