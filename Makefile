@@ -84,6 +84,11 @@ $(B)/tests/test_noded_%: tests/unit/test_noded_%.c $(NODED_OBJ) $(B)/libcorral.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -iquote noded -o $@ $< $(NODED_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
 
+# proxy-run drives noded's service proxy alone: it links noded's objects.
+$(B)/tests/tools/proxy-run: tests/tools/proxy-run.c $(NODED_OBJ) $(B)/libcorral.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -iquote noded -o $@ $< $(NODED_OBJ) $(B)/libcorral.a $(LDLIBS)
+
 # corral-ctrl: the same for ctrl/; its unit tests (test_ctrl_*) link its
 # objects, all but main.o.
 CTRL_OBJ := $(patsubst %.c,$(B)/%.o,$(filter-out ctrl/main.c,$(wildcard ctrl/*.c)))
