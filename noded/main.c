@@ -12,6 +12,7 @@
 #include "loop.h"
 #include "names.h"
 #include "net.h"
+#include "proxy.h"
 #include "node.h"
 #include "pods.h"
 #include "quantity.h"
@@ -54,6 +55,7 @@ struct noded_conf {
 	char *images;
 	char *pod_log_dir;
 	bool cleanup_on_exit;
+	bool proxy;
 };
 
 static void usage(FILE *out)
@@ -212,6 +214,7 @@ int main(int argc, char **argv)
 	    {"images", CONFIG_STRING, &cf.images, "", 0, 0},
 	    {"pod-log-dir", CONFIG_STRING, &cf.pod_log_dir, "/var/log/pods", 0, 0},
 	    {"cleanup-on-exit", CONFIG_BOOL, &cf.cleanup_on_exit, "false", 0, 0},
+	    {"proxy", CONFIG_BOOL, &cf.proxy, "true", 0, 0},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -339,6 +342,8 @@ int main(int argc, char **argv)
 	struct node_agent *na = node_agent_new(loop, &no, rt);
 	struct pods *pods = NULL;
 	struct net *net = NULL;
+	struct proxy *proxy = NULL;
+	cleanup_free char *proxy_table = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
 		 cf.hollow ? "hollow" : "real", rt->version);
 	if (node_agent_register(na, &err) < 0)
@@ -359,6 +364,25 @@ int main(int argc, char **argv)
 		if (net_up(net, &err) < 0)
 			goto out_node;
 		runtime_nspawn_attach(rt, net, node_agent_host_ip(na));
+	}
+	if (!cf.hollow && cf.proxy) {
+		char pod_cidr[CIDR_STR_SIZE], cluster_cidr[CIDR_STR_SIZE];
+		cidr_format(node_agent_pod_cidr(na), pod_cidr);
+		cidr_format(&no.cluster_cidr, cluster_cidr);
+		const char *addrs[] = {node_agent_host_ip(na)};
+		proxy_table = proxy_table_for_node(cf.name);
+		const struct proxy_opts popts = {
+		    .table = proxy_table,
+		    .bridge = net_bridge(net),
+		    .pod_cidr = pod_cidr,
+		    .cluster_cidr = cluster_cidr,
+		    .service_cidr = cf.service_cidr,
+		    .node_addresses = addrs,
+		    .n_node_addresses = addrs[0] ? 1 : 0,
+		};
+		proxy = proxy_new(loop, cf.mount, &popts, &err);
+		if (!proxy || proxy_start(proxy, &err) < 0)
+			goto out_node;
 	}
 	const struct pods_opts po = {
 	    .mount = cf.mount,
@@ -383,6 +407,9 @@ out_node:
 	 * its pods run on (a restarted agent adopts them) unless asked */
 	node_agent_stop(na);
 	pods_free(pods);
+	if (proxy && !cf.cleanup_on_exit)
+		proxy_keep_table(proxy); /* services keep working meanwhile */
+	proxy_free(proxy);
 	if (net && cf.cleanup_on_exit) {
 		runtime_nspawn_stop_all(rt);
 		net_down(net);

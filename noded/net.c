@@ -206,8 +206,9 @@ int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, stru
 		net__ip(del, 0, NULL);
 	}
 	cleanup_free char *host = xasprintf("link add %s type veth peer name eth0 netns %d\n"
-					    "link set %s master %s up\n",
-					    veth, (int)pause, veth, n->bridge);
+					    "link set %s master %s up\n"
+					    "link set %s type bridge_slave hairpin on\n",
+					    veth, (int)pause, veth, n->bridge, veth);
 	if (net__ip(host, 0, err) < 0)
 		goto fail;
 	cleanup_free char *pod = xasprintf("addr add %s/%u dev eth0\n"
