@@ -56,6 +56,7 @@ struct noded_conf {
 	char *pod_log_dir;
 	bool cleanup_on_exit;
 	bool proxy;
+	uint64_t eviction_period_ms;
 };
 
 static void usage(FILE *out)
@@ -215,6 +216,7 @@ int main(int argc, char **argv)
 	    {"pod-log-dir", CONFIG_STRING, &cf.pod_log_dir, "/var/log/pods", 0, 0},
 	    {"cleanup-on-exit", CONFIG_BOOL, &cf.cleanup_on_exit, "false", 0, 0},
 	    {"proxy", CONFIG_BOOL, &cf.proxy, "true", 0, 0},
+	    {"eviction-period", CONFIG_DURATION, &cf.eviction_period_ms, "2s", 100, 3600000},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -332,6 +334,7 @@ int main(int argc, char **argv)
 		    .dns_ip = cf.cluster_dns,
 		    .domain = cf.cluster_domain,
 		    .eviction_bytes = no.eviction_memory,
+		    .eviction_period_ms = cf.eviction_period_ms,
 		};
 		rt = runtime_nspawn_new(&ro, &err);
 		if (!rt) {

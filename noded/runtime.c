@@ -57,7 +57,6 @@
 #define NSPAWN_BACKOFF_RESET_S 600
 #define NSPAWN_ADOPT_GRACE_MS  15000
 #define NSPAWN_RETRY_MS	       5000
-#define NSPAWN_EVICT_PERIOD_MS 2000
 
 struct nspawn;
 struct rpod;
@@ -122,6 +121,7 @@ struct nspawn {
 	char *host_ip;
 	struct net *net;
 	long long eviction_bytes;
+	uint64_t eviction_period_ms;
 	bool pressure;
 	struct rpod **pods;
 	size_t npods;
@@ -686,6 +686,7 @@ static void nspawn__wait(struct rctr *c, const char *reason, const char *message
  * back-off before the next). */
 static void nspawn__start_failed(struct rctr *c, int code, const char *reason, const char *msg)
 {
+	nspawn__wait(c, NULL, NULL);
 	c->has_term = true;
 	c->exit_code = code;
 	nspawn__set(&c->term_reason, reason);
@@ -1485,6 +1486,7 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	rt->dns_ip = xstrdup(o->dns_ip);
 	rt->domain = xstrdup(o->domain);
 	rt->eviction_bytes = o->eviction_bytes;
+	rt->eviction_period_ms = o->eviction_period_ms ? o->eviction_period_ms : 2000;
 	char hash[9];
 	net_hash(o->node, hash);
 	rt->cg_node = xasprintf("corral/%s", hash);
@@ -1500,7 +1502,7 @@ int runtime_nspawn_attach(struct runtime *base, struct net *net, const char *hos
 	rt->adopt_timer = loop_timer_new(rt->loop, nspawn__on_adopt_timer, rt);
 	loop_timer_start(rt->adopt_timer, NSPAWN_ADOPT_GRACE_MS, 0);
 	rt->evict_timer = loop_timer_new(rt->loop, nspawn__on_evict_timer, rt);
-	loop_timer_start(rt->evict_timer, NSPAWN_EVICT_PERIOD_MS, NSPAWN_EVICT_PERIOD_MS);
+	loop_timer_start(rt->evict_timer, rt->eviction_period_ms, rt->eviction_period_ms);
 	return 0;
 }
 

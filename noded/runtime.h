@@ -16,6 +16,7 @@
 #define CORRAL_NODED_RUNTIME_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "podstatus.h"
@@ -67,6 +68,7 @@ struct nspawn_opts {
 	const char *domain;	  /* cluster.local */
 	struct net *net;	  /* the node's bridge */
 	long long eviction_bytes; /* evict below this much available memory */
+	uint64_t eviction_period_ms; /* how often to look; 0: 2 s */
 };
 
 struct runtime *runtime_hollow_new(void);

@@ -9,12 +9,12 @@ NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$NODED" ] || { echo "not ok - no corral-noded binary at $NODED (run make)"; exit 1; }
 command -v systemd-nspawn >/dev/null || { echo "not ok - systemd-nspawn is missing (apt-get install systemd-container)"; exit 1; }
-NA=podtest-a NB=podtest-b
+NA=podtest-a NB=podtest-b NC=podtest-c
 LOGS=$T/logs IMAGES=$T/images NSTATE=$T/nstate
 mkdir -p "$LOGS"
 declare -A NPID
-start_node() { # NAME
-	"$NODED" --mount "$M" --name "$1" --config "$T/noded.conf" --heartbeat-period 1s \
+start_node() { # NAME [CONFIG]
+	"$NODED" --mount "$M" --name "$1" --config "${2:-$T/noded.conf}" --heartbeat-period 1s \
 		--cleanup-on-exit >>"$T/$1.log" 2>&1 &
 	NPID[$1]=$!
 }
@@ -31,12 +31,12 @@ for b in sys.stdin.buffer.read(): h=((h^b)*16777619)&0xffffffff
 print("%08x"%h)'; }
 final_cleanup() {
 	local n br
-	for n in "$NA" "$NB"; do stop_node "$n"; done
+	for n in "$NA" "$NB" "$NC"; do stop_node "$n"; done
 	if [ "$FAILS" != 0 ] && [ -n "${CORRAL_TEST_KEEP:-}" ]; then
 		mkdir -p "$CORRAL_TEST_KEEP" && cp -r "$T"/*.log "$M/namespaces/dev/pods" "$CORRAL_TEST_KEEP/" 2>/dev/null
 	fi
 	# an agent that died cannot clean up: do it for it, by name
-	for n in "$NA" "$NB"; do
+	for n in "$NA" "$NB" "$NC"; do
 		br=crl$(hash8 "$n")
 		ip link del "$br" 2>/dev/null
 		nft delete table ip "corral_$br" 2>/dev/null
@@ -321,6 +321,34 @@ check "its memory limit is its cgroup's" wait_for 10 sh -c "grep -qx 25165824 '$
 check "its cpu limit is a CFS quota" sh -c "grep -qx 50000 '${CG/memory/cpu}/cpu.cfs_quota_us' 2>/dev/null || grep -q '^50000 100000' '$CG/cpu.max'"
 check "exceeding the memory limit: terminated OOMKilled" wait_for 30 sh -c "grep -q 'reason: OOMKilled' '$(pod oom)'"
 check "(and Failed)" is_phase oom Failed
+
+# ---- eviction under memory pressure ----
+# a node whose threshold is above what any machine has is always under
+# pressure: it evicts one pod a period, BestEffort before Guaranteed
+printf '[noded]\nstate = %s\nimages = %s\npod-log-dir = %s\neviction-memory-available = 1Pi\neviction-period = 3s\n' \
+	"$NSTATE" "$IMAGES" "$LOGS" >"$T/evict.conf"
+for q in be gu; do
+	res=''
+	[ $q = gu ] && res='resources: {limits: {memory: 64Mi, cpu: 100m}, requests: {memory: 64Mi, cpu: 100m}}'
+	cat >"$(pod $q)" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: $q}
+spec:
+  nodeName: $NC
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox, command: ["sleep", "3600"], $res}]
+Y
+done
+start_node "$NC" "$T/evict.conf"
+check "a node under memory pressure says so (MemoryPressure True)" wait_for 15 sh -c "grep -B4 'type: MemoryPressure' '$(node $NC)' | grep -q \"status: 'True'\""
+check "it evicts the BestEffort pod: Failed, reason Evicted, with the threshold" wait_for 20 sh -c "grep -q '^  phase: Failed' '$(pod be)' && grep -q '^  reason: Evicted' '$(pod be)' && grep -q 'low on resource: memory' '$(pod be)'"
+check "the Guaranteed pod after it" wait_for 20 sh -c "grep -q '^  reason: Evicted' '$(pod gu)'"
+check "in that order" sh -c "grep 'evicted' '$T/$NC.log' | head -1 | grep -q 'pod dev/be'"
+check "an evicted pod is not restarted" sh -c "sleep 2; ! grep -q '      running:' '$(pod be)'"
+rm -f "$(pod be)" "$(pod gu)"
+check "evicted pods deleted leave nothing" wait_for 15 sh -c "[ \$(find '$NSTATE/nodes/$NC/pods/' -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) = 0 ]"
+stop_node "$NC"
 
 # ---- restart safety: kill -9 of the agent ----
 before=$(nspawns)
