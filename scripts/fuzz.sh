@@ -22,7 +22,7 @@ if ! command -v "$CC" >/dev/null; then
 fi
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 # shellcheck disable=SC2086
-CFLAGS="-std=gnu11 -O1 -g -fno-omit-frame-pointer -D_GNU_SOURCE -Ilib -Ifs $SAN \
+CFLAGS="-std=gnu11 -O1 -g -fno-omit-frame-pointer -D_GNU_SOURCE -Ilib -Ifs -Inoded $SAN \
 $(pkg-config --cflags $PKGS 2>/dev/null)"
 # shellcheck disable=SC2086
 LIBS="$(pkg-config --libs $PKGS 2>/dev/null) -lpthread"
@@ -31,8 +31,8 @@ LIBS="$(pkg-config --libs $PKGS 2>/dev/null) -lpthread"
 # the linker then takes only what a harness needs. A source that does not
 # compile is left out with a warning; a harness that needs it fails to link.
 rm -rf "$B/obj"
-mkdir -p "$B/obj/lib" "$B/obj/fs" "$B/bin" "$B/artifacts"
-srcs=$(ls lib/*.c; ls fs/*.c | grep -v '^fs/main\.c$')
+mkdir -p "$B/obj/lib" "$B/obj/fs" "$B/obj/noded" "$B/bin" "$B/artifacts"
+srcs=$(ls lib/*.c; ls fs/*.c noded/*.c | grep -v '/main\.c$')
 export CC CFLAGS B
 # shellcheck disable=SC2016,SC2086
 printf '%s\n' $srcs | xargs -P "$JOBS" -I{} sh -c \
@@ -41,6 +41,8 @@ printf '%s\n' $srcs | xargs -P "$JOBS" -I{} sh -c \
 rm -f "$B/libcorral.a" "$B/libcorralfs.a"
 ar rcs "$B/libcorral.a" "$B"/obj/lib/*.o
 ar rcs "$B/libcorralfs.a" "$B"/obj/fs/*.o
+rm -f "$B/libcorralnoded.a"
+ar rcs "$B/libcorralnoded.a" "$B"/obj/noded/*.o
 
 if [ $# -gt 0 ]; then
 	harnesses=$(for n in "$@"; do echo "tests/fuzz/fuzz_$n.c"; done)
@@ -57,7 +59,7 @@ for src in $harnesses; do
 	bin=$B/bin/fuzz_$name
 	# shellcheck disable=SC2086
 	if ! $CC $CFLAGS -fsanitize=fuzzer -o "$bin" "$src" \
-		"$B/libcorralfs.a" "$B/libcorral.a" $LIBS; then
+		"$B/libcorralfs.a" "$B/libcorralnoded.a" "$B/libcorral.a" $LIBS; then
 		echo "fuzz $name: build failed"
 		failed=$((failed + 1))
 		continue
