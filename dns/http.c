@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 struct http__conn {
@@ -23,6 +24,7 @@ struct http__conn {
 	struct loop_timer *timer;
 	char *out; /* the response once made */
 	size_t outlen, outoff;
+	bool draining; /* answered before reading all: read the rest, then close */
 };
 
 struct http_server {
@@ -120,6 +122,17 @@ static void http__on_conn(struct loop *loop, int fd, unsigned events, void *data
 	(void)loop;
 	(void)events;
 	struct http__conn *c = data;
+	if (c->draining) {
+		/* closing with unread input would reset the connection and
+		 * could lose the answer: read until the client is done */
+		char sink[4096];
+		ssize_t n = read(fd, sink, sizeof(sink));
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0)
+			http__close(c);
+		return;
+	}
 	if (c->out) {
 		while (c->outoff < c->outlen) {
 			ssize_t n = write(fd, c->out + c->outoff, c->outlen - c->outoff);
@@ -128,6 +141,12 @@ static void http__on_conn(struct loop *loop, int fd, unsigned events, void *data
 			if (n <= 0)
 				break;
 			c->outoff += (size_t)n;
+		}
+		if (c->outoff == c->outlen && c->len == HTTP_MAX_REQUEST) {
+			shutdown(fd, SHUT_WR);
+			c->draining = true;
+			loop_mod_fd(c->h->loop, fd, LOOP_READ, NULL);
+			return;
 		}
 		http__close(c);
 		return;
