@@ -62,6 +62,7 @@ mkdir "$M/namespaces/bench"
 ip_of() { echo "10.96.$((1 + $1 / 250)).$((1 + $1 % 250))"; }
 echo "bench: writing $NSVC services through the mount"
 start=$(date +%s.%N)
+WRITERS=()
 for w in $(seq 0 7); do
 	(
 		for ((i = w; i < NSVC; i += 8)); do
@@ -69,11 +70,12 @@ for w in $(seq 0 7); do
 				"$i" "$(ip_of $i)" >"$M/namespaces/bench/services/s$i.yaml" || exit 1
 		done
 	) &
+	WRITERS+=($!)
 done
-wait
+for p in "${WRITERS[@]}"; do wait "$p" || die "a writer failed"; done
 n=$(ls "$M/namespaces/bench/services" | wc -l)
 [ "$n" = "$NSVC" ] || die "only $n of $NSVC services were written"
-echo "bench: written in $(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo '?') s"
+echo "bench: written in $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
 printf 'apiVersion: v1\nkind: Service\nmetadata: {name: lat}\nspec: {clusterIP: None, ports: [{port: 80}]}\n' \
 	>"$M/namespaces/bench/services/lat.yaml"
 

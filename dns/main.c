@@ -76,6 +76,7 @@ static void usage(const char *prog)
 	       "  --cluster-ip IP           kube-dns's ClusterIP (default 10.96.0.10)\n"
 	       "  --user NAME               run as NAME once the sockets are bound\n"
 	       "  --resync-period D         relist every D (default 0: never)\n"
+	       "  --log-level LEVEL         debug, info, warn, error (default info)\n"
 	       "  -v, --verbose             log at the debug level\n"
 	       "  -V, --version             print the version\n"
 	       "  -h, --help                this help\n"
@@ -174,6 +175,7 @@ int main(int argc, char **argv)
 	    {"cluster-ip", required_argument, NULL, 'K'},
 	    {"user", required_argument, NULL, 'K'},
 	    {"resync-period", required_argument, NULL, 'K'},
+	    {"log-level", required_argument, NULL, 'K'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -225,6 +227,7 @@ int main(int argc, char **argv)
 	struct server *server = NULL;
 	struct http_server *health = NULL, *metrics = NULL;
 	struct watch *watch = NULL;
+	cleanup_free char *nsdir = NULL;
 	if (config_load(config_path, "dns", keys, &err) < 0)
 		goto out_config;
 	for (size_t i = 0; i < nflags; i++)
@@ -243,7 +246,7 @@ int main(int argc, char **argv)
 		goto out_config;
 	ret = 1;
 
-	cleanup_free char *nsdir = xasprintf("%s/namespaces", cfg.mount);
+	nsdir = xasprintf("%s/namespaces", cfg.mount);
 	struct stat st;
 	if (stat(nsdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		error_set(&err, ENOENT, "no cluster is mounted at %s (no %s)", cfg.mount, nsdir);
