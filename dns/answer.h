@@ -29,7 +29,8 @@ struct answer_info {
 	bool truncated;
 };
 
-/* out must hold DNS_MSG_MAX bytes. */
+/* out must hold DNS_MSG_MAX bytes for TCP, DNS_UDP_MAX for UDP (the most
+ * an answer can be). */
 enum answer_action answer_query(const struct zone *z, bool can_forward, bool tcp,
 				const uint8_t *pkt, size_t len, uint8_t *out, size_t *outlen,
 				struct answer_info *info);

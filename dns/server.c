@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define SERVER__BATCH 32
-#define SERVER__UDP_BUF 4096	       /* queries longer than this are dropped */
+#define SERVER__UDP_BUF DNS_UDP_MAX  /* longer queries are dropped; answers fit */
 #define SERVER__TCP_OUT_MAX (1 << 20) /* answers a client has not read yet */
 
 struct server__conn {

@@ -219,6 +219,21 @@ static void zone__add_srv(struct zone *z, struct zone_owner *o, const char *port
 	zone__add(z, o, name, DNS_T_SRV, rdata, n);
 }
 
+/* SRV records for the named ones of a list of ports (a Service's or an
+ * endpoint subset's), all pointing at target. */
+static void zone__add_srvs(struct zone *z, struct zone_owner *o, const struct ynode *ports,
+			   const uint8_t *base, const uint8_t *target)
+{
+	for (size_t p = 0; ports && ports->type == YNODE_SEQ && p < ports->n; p++) {
+		const struct ynode *port = ynode_item(ports, p);
+		long long num = 0;
+		if (ynode_int(ynode_get(port, "port"), &num) < 0)
+			continue;
+		zone__add_srv(z, o, ynode_path_str(port, "name"), ynode_path_str(port, "protocol"),
+			      num, base, target);
+	}
+}
+
 /* Ready addresses of the endpoints: A and PTR of their host names; for a
  * headless service also A at base and SRV per named port. */
 static void zone__add_endpoints(struct zone *z, struct zone_owner *o, const uint8_t *base,
@@ -245,14 +260,7 @@ static void zone__add_endpoints(struct zone *z, struct zone_owner *o, const uint
 			if (!headless)
 				continue;
 			zone__add(z, o, base, DNS_T_A, ip, 4);
-			for (size_t p = 0; ports && ports->type == YNODE_SEQ && p < ports->n; p++) {
-				const struct ynode *port = ynode_item(ports, p);
-				long long num = 0;
-				if (ynode_int(ynode_get(port, "port"), &num) < 0)
-					continue;
-				zone__add_srv(z, o, ynode_path_str(port, "name"),
-					      ynode_path_str(port, "protocol"), num, base, host);
-			}
+			zone__add_srvs(z, o, ports, base, host);
 		}
 	}
 }
@@ -294,15 +302,7 @@ void zone_set_service(struct zone *z, const char *ns, const char *name, const st
 		zone__add(z, o, base, DNS_T_A, ip, 4);
 		zone__reverse(ip, rev);
 		zone__add(z, o, rev, DNS_T_PTR, base, dns_name_len(base));
-		struct ynode *ports = ynode_path(svc, "spec.ports");
-		for (size_t p = 0; ports && ports->type == YNODE_SEQ && p < ports->n; p++) {
-			const struct ynode *port = ynode_item(ports, p);
-			long long num = 0;
-			if (ynode_int(ynode_get(port, "port"), &num) < 0)
-				continue;
-			zone__add_srv(z, o, ynode_path_str(port, "name"),
-				      ynode_path_str(port, "protocol"), num, base, base);
-		}
+		zone__add_srvs(z, o, ynode_path(svc, "spec.ports"), base, base);
 	}
 	if (eps)
 		zone__add_endpoints(z, o, base, eps, headless);
