@@ -127,6 +127,7 @@ bench: all
 	@bench/run.sh $(B)
 	@bench/sched.sh $(B)
 	@bench/ctrl.sh $(B)
+	@bench/dns.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

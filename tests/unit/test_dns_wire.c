@@ -254,6 +254,16 @@ static void test_wire__pointer_hop_limit(void **state)
 	assert_int_equal(off, 1 + 2 * DNS_MAX_HOPS);
 	off = 1 + 2 * DNS_MAX_HOPS; /* one more */
 	assert_int_equal(dns_name_read(pkt, pos, &off, out), -1);
+	/* a pointer forward, to a name that is fine: refused all the same */
+	static const uint8_t fwd[] = {0xc0, 2, 1, 'a', 0};
+	off = 0;
+	assert_int_equal(dns_name_read(fwd, sizeof(fwd), &off, out), -1);
+	off = 2;
+	assert_int_equal(dns_name_read(fwd, sizeof(fwd), &off, out), 3);
+	/* nor to the labels the pointer ends: "b" + pointer back to "b" */
+	static const uint8_t self[] = {1, 'a', 0, 1, 'b', 0xc0, 3};
+	off = 3;
+	assert_int_equal(dns_name_read(self, sizeof(self), &off, out), -1);
 	/* a pointer cut in half */
 	off = 0;
 	uint8_t half[1] = {0xc0};
