@@ -40,8 +40,7 @@ static int answer__soa(struct dns_builder *b, const struct zone *z)
 	uint8_t rdata[2 * DNS_MAX_NAME + 20];
 	size_t n = zone_soa(z, rdata);
 	dns_build_section(b, 2);
-	return dns_build_rr(b, zone_apex(z), DNS_T_SOA, DNS_C_IN, zone_ttl(z), rdata,
-			    (uint16_t)n);
+	return dns_build_rr(b, zone_apex(z), DNS_T_SOA, DNS_C_IN, zone_ttl(z), rdata, (uint16_t)n);
 }
 
 /* A records of SRV targets that the zone holds, as additional records

@@ -12,7 +12,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#define FORWARD__MAX_INFLIGHT 4096
+#define FORWARD__MAX_INFLIGHT  4096
 #define FORWARD__MAX_UPSTREAMS 8
 
 struct forward__pending {
@@ -182,8 +182,8 @@ static bool forward__same_question(const uint8_t *a, size_t alen, const uint8_t 
 {
 	uint8_t na[DNS_MAX_NAME], nb[DNS_MAX_NAME];
 	size_t oa = DNS_HEADER_LEN, ob = DNS_HEADER_LEN;
-	if (alen < DNS_HEADER_LEN || blen < DNS_HEADER_LEN || a[4] != 0 || a[5] != 1 ||
-	    b[4] != 0 || b[5] != 1)
+	if (alen < DNS_HEADER_LEN || blen < DNS_HEADER_LEN || a[4] != 0 || a[5] != 1 || b[4] != 0 ||
+	    b[5] != 1)
 		return false;
 	if (dns_name_read(a, alen, &oa, na) < 0 || dns_name_read(b, blen, &ob, nb) < 0 ||
 	    alen - oa < 4 || blen - ob < 4)

@@ -22,10 +22,10 @@
 /* Who asked, to answer them when the upstream does. */
 struct forward_client {
 	bool tcp;
-	uint64_t conn; /* TCP: the connection's id */
+	uint64_t conn;		      /* TCP: the connection's id */
 	struct sockaddr_storage addr; /* UDP: the client's address */
 	socklen_t addrlen;
-	uint64_t start_ns;	      /* when the query came */
+	uint64_t start_ns; /* when the query came */
 };
 
 /* reply NULL: no upstream answered (query, qlen: the client's query). The

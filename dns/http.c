@@ -77,12 +77,18 @@ static void http__close(struct http__conn *c)
 static const char *http__reason(int status)
 {
 	switch (status) {
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 413: return "Request Entity Too Large";
-	default: return "Error";
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 413:
+		return "Request Entity Too Large";
+	default:
+		return "Error";
 	}
 }
 
@@ -203,8 +209,8 @@ static void http__on_accept(struct loop *loop, int fd, unsigned events, void *da
 	}
 }
 
-struct http_server *http_new(struct loop *loop, const char *addr, int port,
-			     http_handler_fn handler, void *data, struct error **err)
+struct http_server *http_new(struct loop *loop, const char *addr, int port, http_handler_fn handler,
+			     void *data, struct error **err)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;

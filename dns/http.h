@@ -13,8 +13,8 @@
 #include "loop.h"
 
 #define HTTP_MAX_REQUEST 4096
-#define HTTP_TIMEOUT_MS 5000
-#define HTTP_MAX_CONNS 32
+#define HTTP_TIMEOUT_MS	 5000
+#define HTTP_MAX_CONNS	 32
 
 /* Fills a response for path: returns the status (200, 404), *body a
  * malloc'd body of *len bytes, *type its Content-Type. */
@@ -23,8 +23,8 @@ typedef int (*http_handler_fn)(void *data, const char *path, char **body, size_t
 
 struct http_server;
 
-struct http_server *http_new(struct loop *loop, const char *addr, int port,
-			     http_handler_fn handler, void *data, struct error **err);
+struct http_server *http_new(struct loop *loop, const char *addr, int port, http_handler_fn handler,
+			     void *data, struct error **err);
 void http_free(struct http_server *h);
 
 /* Parses a request's first line; returns the status to answer with when

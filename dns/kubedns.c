@@ -45,8 +45,9 @@ static int kubedns__put(const char *mount, const char *path, const char *text, i
 	if (excl) {
 		int fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0)
-			return errno == EEXIST ? 0 : error_set(err, errno, "%s: %s", path,
-								strerror(errno));
+			return errno == EEXIST
+				   ? 0
+				   : error_set(err, errno, "%s: %s", path, strerror(errno));
 		int r = util_write_all(fd, text, strlen(text));
 		int e = errno;
 		if (close(fd) < 0 && r == 0) {
@@ -79,36 +80,33 @@ static void kubedns__mkns(const char *mount)
 		log_warn("%s: %s", dir, strerror(errno));
 }
 
-int kubedns_ensure_service(const char *mount, const char *cluster_ip, int port,
-			   struct error **err)
+int kubedns_ensure_service(const char *mount, const char *cluster_ip, int port, struct error **err)
 {
 	kubedns__mkns(mount);
-	cleanup_free char *text = xasprintf(
-	    "apiVersion: v1\n"
-	    "kind: Service\n"
-	    "metadata:\n"
-	    "  name: " KUBEDNS_NAME "\n"
-	    "  namespace: " KUBEDNS_NAMESPACE "\n"
-	    "  labels:\n"
-	    "    k8s-app: kube-dns\n"
-	    "    kubernetes.io/name: corral-dns\n"
-	    "spec:\n"
-	    "  clusterIP: %s\n"
-	    "  ports:\n"
-	    "  - name: dns\n"
-	    "    port: 53\n"
-	    "    protocol: UDP\n"
-	    "    targetPort: %d\n"
-	    "  - name: dns-tcp\n"
-	    "    port: 53\n"
-	    "    protocol: TCP\n"
-	    "    targetPort: %d\n",
-	    cluster_ip, port, port);
-	int r = kubedns__put(mount, "namespaces/" KUBEDNS_NAMESPACE "/services/" KUBEDNS_NAME ".yaml",
-			     text, 1, err);
+	cleanup_free char *text = xasprintf("apiVersion: v1\n"
+					    "kind: Service\n"
+					    "metadata:\n"
+					    "  name: " KUBEDNS_NAME "\n"
+					    "  namespace: " KUBEDNS_NAMESPACE "\n"
+					    "  labels:\n"
+					    "    k8s-app: kube-dns\n"
+					    "    kubernetes.io/name: corral-dns\n"
+					    "spec:\n"
+					    "  clusterIP: %s\n"
+					    "  ports:\n"
+					    "  - name: dns\n"
+					    "    port: 53\n"
+					    "    protocol: UDP\n"
+					    "    targetPort: %d\n"
+					    "  - name: dns-tcp\n"
+					    "    port: 53\n"
+					    "    protocol: TCP\n"
+					    "    targetPort: %d\n",
+					    cluster_ip, port, port);
+	int r = kubedns__put(
+	    mount, "namespaces/" KUBEDNS_NAMESPACE "/services/" KUBEDNS_NAME ".yaml", text, 1, err);
 	if (r > 0)
-		log_info("created service %s/%s (%s)", KUBEDNS_NAMESPACE, KUBEDNS_NAME,
-			 cluster_ip);
+		log_info("created service %s/%s (%s)", KUBEDNS_NAMESPACE, KUBEDNS_NAME, cluster_ip);
 	return r < 0 ? r : 0;
 }
 
@@ -213,8 +211,9 @@ int kubedns_sync_endpoints(const char *mount, const struct informer *nodes, int 
 	kubedns__mkns(mount);
 	size_t len;
 	cleanup_free char *text = yaml_emit(want, &len);
-	int r = kubedns__put(mount, "namespaces/" KUBEDNS_NAMESPACE "/endpoints/" KUBEDNS_NAME ".yaml",
-			     text, 0, err);
+	int r =
+	    kubedns__put(mount, "namespaces/" KUBEDNS_NAMESPACE "/endpoints/" KUBEDNS_NAME ".yaml",
+			 text, 0, err);
 	if (r > 0) {
 		const struct ynode *a = ynode_path(want, "subsets[0].addresses");
 		log_info("endpoints %s/%s: %zu address(es)", KUBEDNS_NAMESPACE, KUBEDNS_NAME,

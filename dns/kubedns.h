@@ -18,12 +18,11 @@
 #include "ynode.h"
 
 #define KUBEDNS_NAMESPACE "kube-system"
-#define KUBEDNS_NAME "kube-dns"
+#define KUBEDNS_NAME	  "kube-dns"
 
 /* Creates namespaces/kube-system/services/kube-dns.yaml unless it exists
  * (an existing one is left as it is). */
-int kubedns_ensure_service(const char *mount, const char *cluster_ip, int port,
-			   struct error **err);
+int kubedns_ensure_service(const char *mount, const char *cluster_ip, int port, struct error **err);
 
 /* The Endpoints object for the nodes' gateways (nodes: an informer of
  * nodes), as it should be. */

@@ -56,32 +56,33 @@ struct dns_ctx {
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [--mount DIR] [--config FILE] [options]\n"
-	       "\n"
-	       "Serves DNS for the services and pods of the cluster mounted at DIR\n"
-	       "(default /cluster): <svc>.<ns>.svc.cluster.local and the rest of kube-dns's names.\n"
-	       "  --mount DIR               the cluster's mount (default /cluster)\n"
-	       "  --config FILE             the [dns] section (default /etc/corral/corral.conf)\n"
-	       "  --listen ADDR             address of every socket (default 0.0.0.0)\n"
-	       "  --port N                  DNS over UDP and TCP (default 10053)\n"
-	       "  --health-port N           GET /healthz (default 8081)\n"
-	       "  --metrics-port N          GET /metrics, Prometheus (default 10055)\n"
-	       "  --domain NAME             the cluster's domain (default cluster.local)\n"
-	       "  --ttl N                   seconds, of every answer (default 5)\n"
-	       "  --upstream LIST           addr[:port],... for other names (default: refuse)\n"
-	       "  --forward-timeout D       an upstream's time to answer (default 2s)\n"
-	       "  --tcp-idle-timeout D      close idle TCP connections (default 10s)\n"
-	       "  --tcp-connections N       TCP connections at once (default 128)\n"
-	       "  --register-service[=BOOL] keep kube-system/kube-dns (default true)\n"
-	       "  --cluster-ip IP           kube-dns's ClusterIP (default 10.96.0.10)\n"
-	       "  --user NAME               run as NAME once the sockets are bound\n"
-	       "  --resync-period D         relist every D (default 0: never)\n"
-	       "  --log-level LEVEL         debug, info, warn, error (default info)\n"
-	       "  -v, --verbose             log at the debug level\n"
-	       "  -V, --version             print the version\n"
-	       "  -h, --help                this help\n"
-	       "See corral-dns(8).\n",
-	       prog);
+	printf(
+	    "usage: %s [--mount DIR] [--config FILE] [options]\n"
+	    "\n"
+	    "Serves DNS for the services and pods of the cluster mounted at DIR\n"
+	    "(default /cluster): <svc>.<ns>.svc.cluster.local and the rest of kube-dns's names.\n"
+	    "  --mount DIR               the cluster's mount (default /cluster)\n"
+	    "  --config FILE             the [dns] section (default /etc/corral/corral.conf)\n"
+	    "  --listen ADDR             address of every socket (default 0.0.0.0)\n"
+	    "  --port N                  DNS over UDP and TCP (default 10053)\n"
+	    "  --health-port N           GET /healthz (default 8081)\n"
+	    "  --metrics-port N          GET /metrics, Prometheus (default 10055)\n"
+	    "  --domain NAME             the cluster's domain (default cluster.local)\n"
+	    "  --ttl N                   seconds, of every answer (default 5)\n"
+	    "  --upstream LIST           addr[:port],... for other names (default: refuse)\n"
+	    "  --forward-timeout D       an upstream's time to answer (default 2s)\n"
+	    "  --tcp-idle-timeout D      close idle TCP connections (default 10s)\n"
+	    "  --tcp-connections N       TCP connections at once (default 128)\n"
+	    "  --register-service[=BOOL] keep kube-system/kube-dns (default true)\n"
+	    "  --cluster-ip IP           kube-dns's ClusterIP (default 10.96.0.10)\n"
+	    "  --user NAME               run as NAME once the sockets are bound\n"
+	    "  --resync-period D         relist every D (default 0: never)\n"
+	    "  --log-level LEVEL         debug, info, warn, error (default info)\n"
+	    "  -v, --verbose             log at the debug level\n"
+	    "  -V, --version             print the version\n"
+	    "  -h, --help                this help\n"
+	    "See corral-dns(8).\n",
+	    prog);
 }
 
 static void on_signal(struct loop *loop, int signo, void *data)
@@ -134,25 +135,57 @@ int main(int argc, char **argv)
 	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg.mount, .def = "/cluster"},
 	    {.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg.log_level, .def = "info"},
 	    {.name = "listen", .type = CONFIG_STRING, .ptr = &cfg.listen, .def = "0.0.0.0"},
-	    {.name = "port", .type = CONFIG_INT, .ptr = &cfg.port, .def = "10053", .min = 1,
+	    {.name = "port",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.port,
+	     .def = "10053",
+	     .min = 1,
 	     .max = 65535},
-	    {.name = "health-port", .type = CONFIG_INT, .ptr = &cfg.health_port, .def = "8081",
-	     .min = 0, .max = 65535},
-	    {.name = "metrics-port", .type = CONFIG_INT, .ptr = &cfg.metrics_port,
-	     .def = "10055", .min = 0, .max = 65535},
+	    {.name = "health-port",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.health_port,
+	     .def = "8081",
+	     .min = 0,
+	     .max = 65535},
+	    {.name = "metrics-port",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.metrics_port,
+	     .def = "10055",
+	     .min = 0,
+	     .max = 65535},
 	    {.name = "domain", .type = CONFIG_STRING, .ptr = &cfg.domain, .def = "cluster.local"},
-	    {.name = "ttl", .type = CONFIG_INT, .ptr = &cfg.ttl, .def = "5", .min = 0,
+	    {.name = "ttl",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.ttl,
+	     .def = "5",
+	     .min = 0,
 	     .max = 86400},
 	    {.name = "upstream", .type = CONFIG_STRING, .ptr = &cfg.upstream, .def = ""},
-	    {.name = "forward-timeout", .type = CONFIG_DURATION, .ptr = &cfg.forward_timeout_ms,
-	     .def = "2s", .min = 10, .max = 60000},
-	    {.name = "tcp-idle-timeout", .type = CONFIG_DURATION, .ptr = &cfg.tcp_idle_ms,
-	     .def = "10s", .min = 100, .max = 3600000},
-	    {.name = "tcp-connections", .type = CONFIG_INT, .ptr = &cfg.tcp_max, .def = "128",
-	     .min = 1, .max = 65535},
-	    {.name = "register-service", .type = CONFIG_BOOL, .ptr = &cfg.register_service,
+	    {.name = "forward-timeout",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.forward_timeout_ms,
+	     .def = "2s",
+	     .min = 10,
+	     .max = 60000},
+	    {.name = "tcp-idle-timeout",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.tcp_idle_ms,
+	     .def = "10s",
+	     .min = 100,
+	     .max = 3600000},
+	    {.name = "tcp-connections",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.tcp_max,
+	     .def = "128",
+	     .min = 1,
+	     .max = 65535},
+	    {.name = "register-service",
+	     .type = CONFIG_BOOL,
+	     .ptr = &cfg.register_service,
 	     .def = "true"},
-	    {.name = "cluster-ip", .type = CONFIG_STRING, .ptr = &cfg.cluster_ip,
+	    {.name = "cluster-ip",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.cluster_ip,
 	     .def = "10.96.0.10"},
 	    {.name = "user", .type = CONFIG_STRING, .ptr = &cfg.user, .def = ""},
 	    {.name = "resync-period", .type = CONFIG_DURATION, .ptr = &cfg.resync_ms, .def = "0"},

@@ -6,25 +6,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const metrics__types[] = {"A", "AAAA", "SRV", "PTR", "SOA", "NS", "ANY", "other"};
-static const char *const metrics__rcodes[] = {"NOERROR", "FORMERR",  "SERVFAIL", "NXDOMAIN",
+static const char *const metrics__types[] = {"A",   "AAAA", "SRV", "PTR",
+					     "SOA", "NS",   "ANY", "other"};
+static const char *const metrics__rcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
 					      "NOTIMP",	 "REFUSED", "BADVERS"};
 /* Upper bounds in seconds, from 25 µs to 2.5 s. */
-static const double metrics__bounds[METRICS_BUCKETS] = {
-    0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-    0.005,    0.01,    0.025,  0.05,    0.1,    0.5,   2.5};
+static const double metrics__bounds[METRICS_BUCKETS] = {0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
+							0.001,	  0.0025,  0.005,  0.01,    0.025,
+							0.05,	  0.1,	   0.5,	   2.5};
 
 static int metrics__type_index(uint16_t qtype)
 {
 	switch (qtype) {
-	case DNS_T_A: return 0;
-	case DNS_T_AAAA: return 1;
-	case DNS_T_SRV: return 2;
-	case DNS_T_PTR: return 3;
-	case DNS_T_SOA: return 4;
-	case DNS_T_NS: return 5;
-	case DNS_T_ANY: return 6;
-	default: return 7;
+	case DNS_T_A:
+		return 0;
+	case DNS_T_AAAA:
+		return 1;
+	case DNS_T_SRV:
+		return 2;
+	case DNS_T_PTR:
+		return 3;
+	case DNS_T_SOA:
+		return 4;
+	case DNS_T_NS:
+		return 5;
+	case DNS_T_ANY:
+		return 6;
+	default:
+		return 7;
 	}
 }
 

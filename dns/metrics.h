@@ -16,17 +16,17 @@
 #define METRICS_BUCKETS 14
 
 struct metrics {
-	uint64_t by_type[8];	 /* A, AAAA, SRV, PTR, SOA, NS, ANY, other */
-	uint64_t by_rcode[7];	 /* NOERROR .. REFUSED, BADVERS */
-	uint64_t by_proto[2];	 /* udp, tcp */
+	uint64_t by_type[8];  /* A, AAAA, SRV, PTR, SOA, NS, ANY, other */
+	uint64_t by_rcode[7]; /* NOERROR .. REFUSED, BADVERS */
+	uint64_t by_proto[2]; /* udp, tcp */
 	uint64_t truncated;
-	uint64_t forwarded;	 /* sent upstream */
-	uint64_t forward_failed; /* no answer in time, or a send error */
-	uint64_t dropped;	 /* not answered: too short, responses */
+	uint64_t forwarded;		       /* sent upstream */
+	uint64_t forward_failed;	       /* no answer in time, or a send error */
+	uint64_t dropped;		       /* not answered: too short, responses */
 	uint64_t buckets[METRICS_BUCKETS + 1]; /* the last is +Inf */
-	double latency_sum;	 /* seconds */
+	double latency_sum;		       /* seconds */
 	uint64_t latency_count;
-	uint64_t zone_updates;	 /* services re-indexed */
+	uint64_t zone_updates; /* services re-indexed */
 };
 
 void metrics_query(struct metrics *m, bool tcp, uint16_t qtype, unsigned rcode, bool truncated);

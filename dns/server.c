@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SERVER__BATCH 32
-#define SERVER__UDP_BUF DNS_UDP_MAX  /* longer queries are dropped; answers fit */
-#define SERVER__TCP_OUT_MAX (1 << 20) /* answers a client has not read yet */
+#define SERVER__BATCH	    32
+#define SERVER__UDP_BUF	    DNS_UDP_MAX /* longer queries are dropped; answers fit */
+#define SERVER__TCP_OUT_MAX (1 << 20)	/* answers a client has not read yet */
 
 struct server__conn {
 	struct server *s;
@@ -283,8 +283,8 @@ static void server__on_udp(struct loop *loop, int fd, unsigned events, void *dat
 				if (forwarder_send(s->fwd, s->in[i], len, &fc) == 0)
 					continue;
 				s->metrics->forward_failed++;
-				outlen = answer_error(s->in[i], len, false, DNS_R_SERVFAIL,
-						      s->out[nr]);
+				outlen =
+				    answer_error(s->in[i], len, false, DNS_R_SERVFAIL, s->out[nr]);
 				info.rcode = DNS_R_SERVFAIL;
 				if (!outlen)
 					continue;
@@ -302,7 +302,8 @@ static void server__on_udp(struct loop *loop, int fd, unsigned events, void *dat
 			nr++;
 		}
 		for (int sent = 0; sent < nr;) {
-			int r = sendmmsg(fd, s->replies + sent, (unsigned)(nr - sent), MSG_DONTWAIT);
+			int r =
+			    sendmmsg(fd, s->replies + sent, (unsigned)(nr - sent), MSG_DONTWAIT);
 			if (r <= 0)
 				break; /* a full socket buffer: the client asks again */
 			sent += r;
@@ -319,9 +320,8 @@ static void server__on_udp(struct loop *loop, int fd, unsigned events, void *dat
 
 /* ---- forwarded answers ------------------------------------------------ */
 
-static void server__on_forwarded(void *data, const struct forward_client *fc,
-				 const uint8_t *query, size_t qlen, const uint8_t *reply,
-				 size_t len)
+static void server__on_forwarded(void *data, const struct forward_client *fc, const uint8_t *query,
+				 size_t qlen, const uint8_t *reply, size_t len)
 {
 	struct server *s = data;
 	uint8_t *buf = s->big;

@@ -20,11 +20,11 @@
 struct server;
 
 struct server_config {
-	const char *listen;	  /* IPv4 or IPv6 address */
+	const char *listen; /* IPv4 or IPv6 address */
 	int port;
-	uint64_t tcp_idle_ms;	  /* close a TCP connection idle this long */
-	int tcp_max;		  /* connections at once */
-	const char *upstreams;	  /* forwarder's list, may be empty */
+	uint64_t tcp_idle_ms;  /* close a TCP connection idle this long */
+	int tcp_max;	       /* connections at once */
+	const char *upstreams; /* forwarder's list, may be empty */
 	uint64_t forward_timeout_ms;
 };
 

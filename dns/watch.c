@@ -54,8 +54,7 @@ static void watch__on_delete(void *data, const char *key, const struct ynode *ol
 static void watch__sync_kubedns(struct watch *w)
 {
 	cleanup_error struct error *err = NULL;
-	const struct ynode *cur =
-	    informer_get(w->endpoints, KUBEDNS_NAMESPACE "/" KUBEDNS_NAME);
+	const struct ynode *cur = informer_get(w->endpoints, KUBEDNS_NAMESPACE "/" KUBEDNS_NAME);
 	if (kubedns_sync_endpoints(w->cfg->mount, w->nodes, w->cfg->port, cur, &err) < 0)
 		log_warn("kube-dns endpoints: %s", err->msg);
 }
@@ -121,8 +120,7 @@ int watch_start(struct watch *w, struct error **err)
 {
 	if (w->cfg->register_service) {
 		cleanup_error struct error *e = NULL;
-		if (kubedns_ensure_service(w->cfg->mount, w->cfg->cluster_ip, w->cfg->port, &e) <
-		    0)
+		if (kubedns_ensure_service(w->cfg->mount, w->cfg->cluster_ip, w->cfg->port, &e) < 0)
 			log_warn("kube-dns service: %s", e->msg);
 	}
 	if (informer_start(w->services, err) < 0 || informer_start(w->endpoints, err) < 0)

@@ -245,8 +245,7 @@ enum dns_parse_result dns_parse_query(const uint8_t *pkt, size_t len, struct dns
 			return DNS_PARSE_FORMERR;
 		if (type == DNS_T_OPT) {
 			/* One OPT, in the additional section, owned by the root. */
-			if (i < an + ns || q->edns || tl != 1 ||
-			    !opt_options_ok(pkt + off, rdlen))
+			if (i < an + ns || q->edns || tl != 1 || !opt_options_ok(pkt + off, rdlen))
 				return DNS_PARSE_FORMERR;
 			q->edns = true;
 			q->udp_size = klass < DNS_UDP_MIN ? DNS_UDP_MIN : klass;
@@ -262,8 +261,7 @@ enum dns_parse_result dns_parse_query(const uint8_t *pkt, size_t len, struct dns
 
 /* ---- building --------------------------------------------------------- */
 
-void dns_build_init(struct dns_builder *b, uint8_t *buf, size_t limit, uint16_t id,
-		    uint16_t flags)
+void dns_build_init(struct dns_builder *b, uint8_t *buf, size_t limit, uint16_t id, uint16_t flags)
 {
 	b->buf = buf;
 	b->limit = limit < DNS_HEADER_LEN ? DNS_HEADER_LEN : limit;
@@ -333,8 +331,7 @@ static int build_name(struct dns_builder *b, const uint8_t *name)
 	return 0;
 }
 
-int dns_build_question(struct dns_builder *b, const uint8_t *name, uint16_t type,
-		       uint16_t klass)
+int dns_build_question(struct dns_builder *b, const uint8_t *name, uint16_t type, uint16_t klass)
 {
 	size_t len = b->len, ncomp = b->ncomp;
 	if (build_name(b, name) < 0 || b->limit - b->len < 4) {
@@ -418,31 +415,51 @@ size_t dns_rdata_soa(uint8_t *out, const uint8_t *mname, const uint8_t *rname, u
 const char *dns_type_name(uint16_t type)
 {
 	switch (type) {
-	case DNS_T_A: return "A";
-	case DNS_T_NS: return "NS";
-	case DNS_T_CNAME: return "CNAME";
-	case DNS_T_SOA: return "SOA";
-	case DNS_T_PTR: return "PTR";
-	case DNS_T_MX: return "MX";
-	case DNS_T_TXT: return "TXT";
-	case DNS_T_AAAA: return "AAAA";
-	case DNS_T_SRV: return "SRV";
-	case DNS_T_AXFR: return "AXFR";
-	case DNS_T_ANY: return "ANY";
-	default: return "other";
+	case DNS_T_A:
+		return "A";
+	case DNS_T_NS:
+		return "NS";
+	case DNS_T_CNAME:
+		return "CNAME";
+	case DNS_T_SOA:
+		return "SOA";
+	case DNS_T_PTR:
+		return "PTR";
+	case DNS_T_MX:
+		return "MX";
+	case DNS_T_TXT:
+		return "TXT";
+	case DNS_T_AAAA:
+		return "AAAA";
+	case DNS_T_SRV:
+		return "SRV";
+	case DNS_T_AXFR:
+		return "AXFR";
+	case DNS_T_ANY:
+		return "ANY";
+	default:
+		return "other";
 	}
 }
 
 const char *dns_rcode_name(unsigned rcode)
 {
 	switch (rcode) {
-	case DNS_R_NOERROR: return "NOERROR";
-	case DNS_R_FORMERR: return "FORMERR";
-	case DNS_R_SERVFAIL: return "SERVFAIL";
-	case DNS_R_NXDOMAIN: return "NXDOMAIN";
-	case DNS_R_NOTIMP: return "NOTIMP";
-	case DNS_R_REFUSED: return "REFUSED";
-	case DNS_R_BADVERS: return "BADVERS";
-	default: return "other";
+	case DNS_R_NOERROR:
+		return "NOERROR";
+	case DNS_R_FORMERR:
+		return "FORMERR";
+	case DNS_R_SERVFAIL:
+		return "SERVFAIL";
+	case DNS_R_NXDOMAIN:
+		return "NXDOMAIN";
+	case DNS_R_NOTIMP:
+		return "NOTIMP";
+	case DNS_R_REFUSED:
+		return "REFUSED";
+	case DNS_R_BADVERS:
+		return "BADVERS";
+	default:
+		return "other";
 	}
 }

@@ -20,12 +20,12 @@
 #include <stdint.h>
 
 #define DNS_HEADER_LEN 12
-#define DNS_MAX_NAME 255 /* wire length, root label included */
-#define DNS_MAX_LABEL 63
-#define DNS_MAX_HOPS 32	 /* compression pointers followed in one name */
-#define DNS_UDP_MIN 512	 /* without EDNS0 */
-#define DNS_UDP_MAX 4096 /* the most we answer over UDP, whatever is advertised */
-#define DNS_MSG_MAX 65535
+#define DNS_MAX_NAME   255 /* wire length, root label included */
+#define DNS_MAX_LABEL  63
+#define DNS_MAX_HOPS   32   /* compression pointers followed in one name */
+#define DNS_UDP_MIN    512  /* without EDNS0 */
+#define DNS_UDP_MAX    4096 /* the most we answer over UDP, whatever is advertised */
+#define DNS_MSG_MAX    65535
 
 enum dns_type {
 	DNS_T_A = 1,
@@ -65,7 +65,7 @@ enum {
 	DNS_F_CD = 0x0010,
 };
 #define DNS_OPCODE(flags) (((flags) >> 11) & 0xf)
-#define DNS_OPCODE_QUERY 0
+#define DNS_OPCODE_QUERY  0
 
 /* Why a packet is refused (dns_parse_query()'s result). */
 enum dns_parse_result {
@@ -84,10 +84,10 @@ struct dns_query {
 	uint8_t lname[DNS_MAX_NAME]; /* the same, lower-cased */
 	size_t qname_len;
 	uint16_t qtype, qclass;
-	bool edns;	    /* an OPT record came with it */
-	uint16_t udp_size;  /* advertised by the OPT record (512 without) */
+	bool edns;	   /* an OPT record came with it */
+	uint16_t udp_size; /* advertised by the OPT record (512 without) */
 	uint8_t edns_version;
-	bool edns_do;	    /* DNSSEC OK */
+	bool edns_do; /* DNSSEC OK */
 };
 
 /* Reads the name at *off in pkt into out (uncompressed wire form, at most
@@ -128,19 +128,17 @@ struct dns_builder {
 	int section;	    /* the section records go to now (0..3) */
 	size_t ncomp;
 	struct {
-		uint16_t off;	      /* where the name starts in buf */
-		uint8_t lit;	      /* bytes of it written as labels, not a pointer */
-		const uint8_t *name;  /* its wire form (lives as long as the build) */
+		uint16_t off;	     /* where the name starts in buf */
+		uint8_t lit;	     /* bytes of it written as labels, not a pointer */
+		const uint8_t *name; /* its wire form (lives as long as the build) */
 	} comp[DNS_COMP_ENTRIES];
 };
 
 /* Starts a message in buf, at most limit bytes long (buf holds limit). */
-void dns_build_init(struct dns_builder *b, uint8_t *buf, size_t limit, uint16_t id,
-		    uint16_t flags);
+void dns_build_init(struct dns_builder *b, uint8_t *buf, size_t limit, uint16_t id, uint16_t flags);
 void dns_build_set_rcode(struct dns_builder *b, unsigned rcode);
 void dns_build_set_flag(struct dns_builder *b, uint16_t flag, bool on);
-int dns_build_question(struct dns_builder *b, const uint8_t *name, uint16_t type,
-		       uint16_t klass);
+int dns_build_question(struct dns_builder *b, const uint8_t *name, uint16_t type, uint16_t klass);
 /* Sections: 1 answer, 2 authority, 3 additional; they only move forward. */
 void dns_build_section(struct dns_builder *b, int section);
 /* One resource record with its rdata as given (names in rdata are written
@@ -159,7 +157,7 @@ size_t dns_rdata_srv(uint8_t *out, uint16_t prio, uint16_t weight, uint16_t port
 size_t dns_rdata_soa(uint8_t *out, const uint8_t *mname, const uint8_t *rname, uint32_t serial,
 		     uint32_t refresh, uint32_t retry, uint32_t expire, uint32_t minimum);
 
-const char *dns_type_name(uint16_t type);  /* "A", "SRV", ... "other" */
+const char *dns_type_name(uint16_t type);   /* "A", "SRV", ... "other" */
 const char *dns_rcode_name(unsigned rcode); /* "NOERROR", ... */
 
 #endif

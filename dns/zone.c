@@ -26,8 +26,8 @@ struct zone {
 	int apex_labels;
 	uint32_t ttl;
 	uint32_t serial;
-	struct table *nodes;  /* lower-cased wire name -> struct zone_node */
-	struct table *owners; /* "ns/name" -> struct zone_owner */
+	struct table *nodes;	/* lower-cased wire name -> struct zone_node */
+	struct table *owners;	/* "ns/name" -> struct zone_owner */
 	struct zone_owner self; /* the apex's own records */
 	size_t nrecords;
 };
@@ -314,8 +314,7 @@ struct zone *zone_new(const char *domain, uint32_t ttl, const char *ns_ip, struc
 	uint8_t ip[4];
 	if (dns_name_from_text(domain, z->apex) <= 1) {
 		free(z);
-		return error_set(err, EINVAL, "domain: \"%s\" is not a domain name", domain),
-		       NULL;
+		return error_set(err, EINVAL, "domain: \"%s\" is not a domain name", domain), NULL;
 	}
 	if (!zone__ipv4(ns_ip, ip)) {
 		free(z);
@@ -330,7 +329,8 @@ struct zone *zone_new(const char *domain, uint32_t ttl, const char *ns_ip, struc
 	z->owners = table_new();
 	z->self.key = (char *)"";
 	if (zone__name(z, "svc", z->svc) < 0 || zone__name(z, "pod", z->pod) < 0 ||
-	    zone__name(z, "ns.dns", z->ns_name) < 0 || zone__name(z, "hostmaster", z->hostmaster) < 0) {
+	    zone__name(z, "ns.dns", z->ns_name) < 0 ||
+	    zone__name(z, "hostmaster", z->hostmaster) < 0) {
 		zone_free(z);
 		return error_set(err, EINVAL, "domain: \"%s\" is too long", domain), NULL;
 	}

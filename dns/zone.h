@@ -41,8 +41,8 @@ struct zone_rr {
 };
 
 struct zone_node {
-	uint8_t *name;	      /* lower-cased wire form */
-	size_t refs;	      /* records here and below (the node lives while > 0) */
+	uint8_t *name; /* lower-cased wire form */
+	size_t refs;   /* records here and below (the node lives while > 0) */
 	size_t nrr, cap;
 	struct zone_rr **rrs; /* records at this name, in the order made */
 };

@@ -88,15 +88,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int tcp = 0; tcp < 2; tcp++) {
 		size_t outlen = 0;
 		struct answer_info info;
-		enum answer_action a = answer_query(fuzz_dns__zone, tcp, tcp, data, size, out,
-						    &outlen, &info);
+		enum answer_action a =
+		    answer_query(fuzz_dns__zone, tcp, tcp, data, size, out, &outlen, &info);
 		if (a == ANSWER_DROP && pr != DNS_PARSE_SHORT && pr != DNS_PARSE_RESPONSE)
 			abort();
 		if (a == ANSWER_FORWARD && (pr != DNS_PARSE_OK || !tcp))
 			abort();
 		if (a == ANSWER_REPLY) {
-			size_t limit = tcp ? DNS_MSG_MAX
-				       : !q.edns ? DNS_UDP_MIN
+			size_t limit = tcp			  ? DNS_MSG_MAX
+				       : !q.edns		  ? DNS_UDP_MIN
 				       : q.udp_size > DNS_UDP_MAX ? DNS_UDP_MAX
 								  : q.udp_size;
 			fuzz_dns__check_reply(data, out, outlen, pr == DNS_PARSE_OK ? limit : 12);
@@ -112,8 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t off = 0; off < size && off < 64; off++) {
 		size_t o = off;
 		int n = dns_name_read(data, size, &o, name);
-		if (n >= 0 && (n > DNS_MAX_NAME || name[n - 1] != 0 || (size_t)n != dns_name_len(name) ||
-			       o > size))
+		if (n >= 0 && (n > DNS_MAX_NAME || name[n - 1] != 0 ||
+			       (size_t)n != dns_name_len(name) || o > size))
 			abort();
 	}
 	return 0;

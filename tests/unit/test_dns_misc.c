@@ -51,8 +51,8 @@ static void test_misc__upstream_addr(void **state)
 	assert_int_equal(forward_parse_addr("[::1]:54", &ss, &len, &err), 0);
 	assert_int_equal(ss.ss_family, AF_INET6);
 	assert_int_equal(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 54);
-	const char *bad[] = {"", "dns.google", "127.0.0.1:0", "127.0.0.1:70000", "::1:53",
-			     "[::1", "[::1]x", "1.2.3.4:x"};
+	const char *bad[] = {"",       "dns.google", "127.0.0.1:0", "127.0.0.1:70000",
+			     "::1:53", "[::1",	     "[::1]x",	    "1.2.3.4:x"};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_true(forward_parse_addr(bad[i], &ss, &len, &err) < 0);
 		assert_non_null(err);
@@ -118,7 +118,7 @@ static void test_misc__metrics(void **state)
 	metrics_query(&m, false, DNS_T_A, DNS_R_NOERROR, false);
 	metrics_query(&m, true, DNS_T_SRV, DNS_R_NXDOMAIN, true);
 	metrics_query(&m, false, 999, DNS_R_BADVERS, false);
-	metrics_latency(&m, 30000);	/* 30 µs */
+	metrics_latency(&m, 30000);	 /* 30 µs */
 	metrics_latency(&m, 9000000000); /* 9 s: +Inf only */
 	size_t len;
 	cleanup_free char *text = metrics_render(&m, z, &len);
@@ -129,10 +129,13 @@ static void test_misc__metrics(void **state)
 	assert_non_null(strstr(text, "corral_dns_responses_total{rcode=\"BADVERS\"} 1\n"));
 	assert_non_null(strstr(text, "corral_dns_requests_proto_total{proto=\"tcp\"} 1\n"));
 	assert_non_null(strstr(text, "corral_dns_truncated_total 1\n"));
-	assert_non_null(strstr(text, "corral_dns_request_duration_seconds_bucket{le=\"2.5e-05\"} 0\n"));
-	assert_non_null(strstr(text, "corral_dns_request_duration_seconds_bucket{le=\"5e-05\"} 1\n"));
+	assert_non_null(
+	    strstr(text, "corral_dns_request_duration_seconds_bucket{le=\"2.5e-05\"} 0\n"));
+	assert_non_null(
+	    strstr(text, "corral_dns_request_duration_seconds_bucket{le=\"5e-05\"} 1\n"));
 	assert_non_null(strstr(text, "corral_dns_request_duration_seconds_bucket{le=\"2.5\"} 1\n"));
-	assert_non_null(strstr(text, "corral_dns_request_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
+	assert_non_null(
+	    strstr(text, "corral_dns_request_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
 	assert_non_null(strstr(text, "corral_dns_request_duration_seconds_count 2\n"));
 	zone_free(z);
 }
@@ -140,7 +143,7 @@ static void test_misc__metrics(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_misc__gateway),	  cmocka_unit_test(test_misc__upstream_addr),
+	    cmocka_unit_test(test_misc__gateway),      cmocka_unit_test(test_misc__upstream_addr),
 	    cmocka_unit_test(test_misc__http_request), cmocka_unit_test(test_misc__table),
 	    cmocka_unit_test(test_misc__metrics),
 	};

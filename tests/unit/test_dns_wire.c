@@ -164,8 +164,7 @@ static void test_wire__refuses_bad_counts(void **state)
 }
 
 /* A packet with header counts and raw bytes after the header. */
-static size_t raw(uint8_t *buf, unsigned qd, unsigned an, unsigned ar, const void *body,
-		  size_t len)
+static size_t raw(uint8_t *buf, unsigned qd, unsigned an, unsigned ar, const void *body, size_t len)
 {
 	memset(buf, 0, DNS_HEADER_LEN);
 	buf[0] = 0xab;
@@ -183,9 +182,15 @@ static void test_wire__refuses_bad_labels(void **state)
 	uint8_t buf[1024], body[600];
 	struct dns_query q;
 	/* label types 0x40 and 0x80 */
-	size_t n = raw(buf, 1, 0, 0, "\x41" "a\0\0\1\0\1", 8);
+	size_t n = raw(buf, 1, 0, 0,
+		       "\x41"
+		       "a\0\0\1\0\1",
+		       8);
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
-	n = raw(buf, 1, 0, 0, "\x81" "a\0\0\1\0\1", 8);
+	n = raw(buf, 1, 0, 0,
+		"\x81"
+		"a\0\0\1\0\1",
+		8);
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
 	/* a label of 63 is fine */
 	size_t o = 0;
@@ -208,7 +213,10 @@ static void test_wire__refuses_bad_labels(void **state)
 	n = raw(buf, 1, 0, 0, body, o);
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
 	/* a label longer than what is left */
-	n = raw(buf, 1, 0, 0, "\x20" "abc", 4);
+	n = raw(buf, 1, 0, 0,
+		"\x20"
+		"abc",
+		4);
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
 }
 
@@ -230,7 +238,8 @@ static void test_wire__refuses_pointer_loops(void **state)
 	n = raw(buf, 1, 0, 1, loop, sizeof(loop));
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
 	/* a pointer backwards to the question is fine */
-	static const uint8_t back[] = {1, 'a', 0, 0, 1, 0, 1, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 5, 0, 0};
+	static const uint8_t back[] = {1, 'a', 0, 0, 1, 0, 1, 0xc0, 12, 0,
+				       1, 0,   1, 0, 0, 0, 5, 0,    0};
 	n = raw(buf, 1, 0, 1, back, sizeof(back));
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_OK);
 }
@@ -275,8 +284,8 @@ static void test_wire__refuses_bad_opt(void **state)
 	(void)state;
 	uint8_t buf[1024];
 	struct dns_query q;
-	static const uint8_t two[] = {1, 'a', 0, 0, 1, 0, 1, 0, 0, 41, 2, 0, 0, 0, 0, 0, 0, 0,
-				      0, 0, 41, 2, 0, 0, 0, 0, 0, 0, 0};
+	static const uint8_t two[] = {1, 'a', 0, 0, 1, 0,  1, 0, 0, 41, 2, 0, 0, 0, 0,
+				      0, 0,   0, 0, 0, 41, 2, 0, 0, 0,	0, 0, 0, 0};
 	size_t n = raw(buf, 1, 0, 2, two, sizeof(two));
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
 	n = raw(buf, 1, 0, 1, two, sizeof(two) - 11);
@@ -285,12 +294,13 @@ static void test_wire__refuses_bad_opt(void **state)
 	n = raw(buf, 1, 1, 0, two, sizeof(two) - 11);
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
 	/* an OPT not owned by the root */
-	static const uint8_t named[] = {1, 'a', 0, 0, 1, 0, 1, 0xc0, 12, 0, 41, 2, 0, 0, 0, 0, 0, 0, 0};
+	static const uint8_t named[] = {1,  'a', 0, 0, 1, 0, 1, 0xc0, 12, 0,
+					41, 2,	 0, 0, 0, 0, 0, 0,    0};
 	n = raw(buf, 1, 0, 1, named, sizeof(named));
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
 	/* an option longer than the rdata */
-	static const uint8_t opt[] = {1, 'a', 0, 0, 1, 0, 1, 0, 0, 41, 2, 0, 0, 0, 0, 0, 0, 6,
-				      0, 10, 0, 8, 1, 2};
+	static const uint8_t opt[] = {1, 'a', 0, 0, 1, 0, 1, 0,	 0, 41, 2, 0,
+				      0, 0,   0, 0, 0, 6, 0, 10, 0, 8,	1, 2};
 	n = raw(buf, 1, 0, 1, opt, sizeof(opt));
 	assert_int_equal(dns_parse_query(buf, n, &q), DNS_PARSE_FORMERR);
 	/* rdlength past the end */
@@ -380,7 +390,7 @@ static void test_wire__build_opt_and_rcode(void **state)
 	assert_int_equal(buf[3] & 0xf, DNS_R_NXDOMAIN);
 	assert_true(buf[2] & 0x02); /* TC */
 	assert_int_equal(buf[11], 1);
-	assert_int_equal(buf[12], 0);		       /* root */
+	assert_int_equal(buf[12], 0);		      /* root */
 	assert_int_equal(buf[13] << 8 | buf[14], 41); /* OPT */
 	assert_int_equal(buf[15] << 8 | buf[16], 4096);
 	assert_int_equal(buf[17], 1);	 /* BADVERS >> 4 */
@@ -394,7 +404,8 @@ static void test_wire__rdata(void **state)
 	dns_name_from_text("web.dev", t);
 	size_t n = dns_rdata_srv(out, 0, 100, 8080, t);
 	assert_int_equal(n, 6 + 9);
-	static const uint8_t srv[] = {0, 0, 0, 100, 0x1f, 0x90, 3, 'w', 'e', 'b', 3, 'd', 'e', 'v', 0};
+	static const uint8_t srv[] = {0,   0,	0, 100, 0x1f, 0x90, 3, 'w',
+				      'e', 'b', 3, 'd', 'e',  'v',  0};
 	assert_memory_equal(out, srv, sizeof(srv));
 	dns_name_from_text("h.dev", r);
 	n = dns_rdata_soa(out, t, r, 1, 2, 3, 4, 5);

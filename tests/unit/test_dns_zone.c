@@ -43,8 +43,7 @@ static const char *db_eps =
 static const char *ext_svc = "{kind: Service, metadata: {name: ext, namespace: dev},"
 			     " spec: {type: ExternalName, externalName: db.example.com}}";
 
-static void set(struct zone *z, const char *ns, const char *name, const char *svc,
-		const char *eps)
+static void set(struct zone *z, const char *ns, const char *name, const char *svc, const char *eps)
 {
 	cleanup_ynode struct ynode *s = svc ? y(svc) : NULL;
 	cleanup_ynode struct ynode *e = eps ? y(eps) : NULL;
@@ -133,8 +132,9 @@ static void parse_resp(const uint8_t *p, size_t len, struct resp *r)
 		case DNS_T_SRV:
 			o += 6;
 			read_name(p, len, &o, name);
-			snprintf(rr->data, sizeof(rr->data), "%u %u %u %s", p[off] << 8 | p[off + 1],
-				 p[off + 2] << 8 | p[off + 3], p[off + 4] << 8 | p[off + 5], name);
+			snprintf(rr->data, sizeof(rr->data), "%u %u %u %s",
+				 p[off] << 8 | p[off + 1], p[off + 2] << 8 | p[off + 3],
+				 p[off + 4] << 8 | p[off + 5], name);
 			break;
 		case DNS_T_PTR:
 		case DNS_T_NS:
@@ -156,8 +156,8 @@ static void parse_resp(const uint8_t *p, size_t len, struct resp *r)
 }
 
 /* Asks z; fills r. */
-static enum answer_action ask(const struct zone *z, const char *name, uint16_t type,
-			      uint16_t edns, bool tcp, bool fwd, struct resp *r)
+static enum answer_action ask(const struct zone *z, const char *name, uint16_t type, uint16_t edns,
+			      bool tcp, bool fwd, struct resp *r)
 {
 	uint8_t q[512], out[DNS_MSG_MAX], wire[DNS_MAX_NAME];
 	assert_true(dns_name_from_text(name, wire) > 0);
@@ -220,8 +220,7 @@ static void expect(const struct zone *z, const char *name, uint16_t type, const 
 }
 
 /* NXDOMAIN or NODATA: no answers, the apex's SOA as authority. */
-static void expect_negative(const struct zone *z, const char *name, uint16_t type,
-			    unsigned rcode)
+static void expect_negative(const struct zone *z, const char *name, uint16_t type, unsigned rcode)
 {
 	struct resp r;
 	assert_int_equal(ask(z, name, type, 0, false, false, &r), ANSWER_REPLY);
@@ -277,8 +276,7 @@ static void test_zone__ptr(void **state)
 {
 	expect(*state, "5.1.96.10.in-addr.arpa", DNS_T_PTR, "web.dev.svc.cluster.local");
 	expect(*state, "5.0.244.10.in-addr.arpa", DNS_T_PTR, "db-0.db.dev.svc.cluster.local");
-	expect(*state, "6.0.244.10.in-addr.arpa", DNS_T_PTR,
-	       "10-244-0-6.db.dev.svc.cluster.local");
+	expect(*state, "6.0.244.10.in-addr.arpa", DNS_T_PTR, "10-244-0-6.db.dev.svc.cluster.local");
 	expect(*state, "9.0.244.10.in-addr.arpa", DNS_T_PTR,
 	       "10-244-0-9.web.dev.svc.cluster.local");
 	struct resp r;
@@ -366,8 +364,7 @@ static void test_zone__changes(void **state)
 	assert_int_equal(zone_name_count(z), names);
 	/* a ClusterIP set anew moves its PTR */
 	set(z, "dev", "web",
-	    "{kind: Service, spec: {clusterIP: 10.96.1.6, ports: [{name: http, port: 80}]}}",
-	    NULL);
+	    "{kind: Service, spec: {clusterIP: 10.96.1.6, ports: [{name: http, port: 80}]}}", NULL);
 	expect(z, "web.dev.svc.cluster.local", DNS_T_A, "10.96.1.6");
 	expect(z, "6.1.96.10.in-addr.arpa", DNS_T_PTR, "web.dev.svc.cluster.local");
 	assert_int_equal(ask(z, "5.1.96.10.in-addr.arpa", DNS_T_PTR, 0, false, true, &r),
