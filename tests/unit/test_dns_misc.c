@@ -90,7 +90,7 @@ static void test_misc__table(void **state)
 {
 	(void)state;
 	struct table *t = table_new();
-	char key[16];
+	char key[32];
 	for (long i = 0; i < 10000; i++) {
 		snprintf(key, sizeof(key), "k%ld", i);
 		assert_null(table_put(t, key, strlen(key), (void *)(i + 1)));
