@@ -5,7 +5,7 @@
 # question's case, TCP, truncation over UDP, a change answered at once,
 # the kube-dns Service and Endpoints it keeps, health and metrics over
 # HTTP, forwarding to a fake upstream (dnsmasq on loopback) and REFUSED
-# without one, and a clean stop on SIGTERM.
+# without one, running as nobody after binding, and a clean stop on SIGTERM.
 #
 # Traffic goes to 127.0.0.1 only, on ports no running cluster uses.
 . "$(dirname "$0")/lib.sh"
@@ -170,6 +170,14 @@ check "... while the zone is still answered here" sh -c "[ \"\$(dig @127.0.0.1 -
 kill "$UPID"
 wait "$UPID" 2>/dev/null
 check "SERVFAIL when the upstream does not answer" sh -c "dig @127.0.0.1 -p $FPORT +time=3 +tries=1 other.example.test | grep -q 'status: SERVFAIL'"
+
+# ---- privileges -------------------------------------------------------------
+"$DNS" --mount "$M" --listen 127.0.0.1 --port $((FPORT + 1)) --health-port 0 --metrics-port 0 \
+	--register-service=false --user nobody >>"$T/dns-nobody.log" 2>&1 &
+NPID=$!
+PIDS+=($NPID)
+check "--user nobody: still answers from the mount" wait_for 5 sh -c "[ \"\$(dig @127.0.0.1 -p $((FPORT + 1)) +short db-0.db.dev.svc.cluster.local)\" = 10.244.0.5 ]"
+check "... running as nobody" sh -c "[ \"\$(ps -o user= -p $NPID)\" = nobody ]"
 
 # ---- stop -------------------------------------------------------------------
 kill -TERM "$DNSPID"
