@@ -86,6 +86,17 @@ static int answer__records(struct dns_builder *b, const struct zone *z, const st
 				 rr->rdlen) < 0)
 			return -1;
 	}
+	/* The apex's SOA is made when asked (its serial moves with every
+	 * change), not stored. */
+	if (node && (q->qtype == DNS_T_SOA || q->qtype == DNS_T_ANY) &&
+	    dns_name_equal(node->name, zone_apex(z))) {
+		uint8_t rdata[2 * DNS_MAX_NAME + 20];
+		size_t n = zone_soa(z, rdata);
+		++*found;
+		if (dns_build_rr(b, q->qname, DNS_T_SOA, DNS_C_IN, zone_ttl(z), rdata,
+				 (uint16_t)n) < 0)
+			return -1;
+	}
 	return 0;
 }
 

@@ -313,11 +313,18 @@ static void test_zone__apex(void **state)
 	expect(*state, "cluster.local", DNS_T_NS, "ns.dns.cluster.local");
 	expect(*state, "ns.dns.cluster.local", DNS_T_A, "10.96.0.10");
 	struct resp r;
-	ask(*state, "cluster.local", DNS_T_SOA, 0, false, false, &r);
+	ask(*state, "Cluster.Local", DNS_T_SOA, 0, false, false, &r);
 	assert_int_equal(r.rcode, DNS_R_NOERROR);
-	/* no SOA stored at the apex: the negative answer carries it */
-	assert_int_equal(r.counts[2] + r.counts[1], 1);
+	assert_int_equal(r.counts[1], 1);
+	assert_int_equal(r.counts[2], 0);
 	assert_int_equal(r.rrs[0].type, DNS_T_SOA);
+	assert_string_equal(r.rrs[0].name, "Cluster.Local");
+	assert_string_equal(r.rrs[0].data, "ns.dns.cluster.local");
+	/* ANY at the apex: NS and SOA */
+	ask(*state, "cluster.local", DNS_T_ANY, 0, false, false, &r);
+	assert_int_equal(r.counts[1], 2);
+	/* below the apex, SOA is NODATA */
+	expect_negative(*state, "svc.cluster.local", DNS_T_SOA, DNS_R_NOERROR);
 }
 
 static void test_zone__nxdomain_and_nodata(void **state)
