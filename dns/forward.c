@@ -14,6 +14,7 @@
 
 #define FORWARD__MAX_INFLIGHT  4096
 #define FORWARD__MAX_UPSTREAMS 8
+#define FORWARD__TICK_MS 50 /* how late a timeout may be noticed */
 
 struct forward__pending {
 	struct forward__pending *prev, *next; /* by deadline */
@@ -124,6 +125,9 @@ static void forward__append(struct forwarder *f, struct forward__pending *p)
 	f->tail = p;
 	f->by_id[p->our_id] = p;
 	f->inflight++;
+	/* the timer runs only while queries are in flight */
+	if (!loop_timer_armed(f->timer))
+		loop_timer_start(f->timer, FORWARD__TICK_MS, FORWARD__TICK_MS);
 }
 
 static uint16_t forward__free_id(const struct forwarder *f)
@@ -175,6 +179,8 @@ static void forward__on_timer(struct loop *loop, struct loop_timer *t, void *dat
 		}
 		forward__fail(f, p);
 	}
+	if (!f->head)
+		loop_timer_stop(f->timer);
 }
 
 /* The question of a reply must be the one we asked. */
@@ -250,10 +256,7 @@ struct forwarder *forwarder_new(struct loop *loop, const char *upstreams, uint64
 		if (loop_add_fd(loop, u->fd, LOOP_READ, forward__on_reply, f, err) < 0)
 			goto fail;
 	}
-	if (f->nup) {
-		f->timer = loop_timer_new(loop, forward__on_timer, f);
-		loop_timer_start(f->timer, 100, 100);
-	}
+	f->timer = loop_timer_new(loop, forward__on_timer, f);
 	return f;
 fail:
 	forwarder_free(f);
