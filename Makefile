@@ -99,6 +99,16 @@ $(B)/tests/test_ctrl_%: tests/unit/test_ctrl_%.c $(CTRL_OBJ) $(B)/libcorral.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -iquote ctrl -o $@ $< $(CTRL_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
 
+# corral-dns: the same for dns/; its unit tests (test_dns_*) link its
+# objects, all but main.o.
+DNS_OBJ := $(patsubst %.c,$(B)/%.o,$(filter-out dns/main.c,$(wildcard dns/*.c)))
+$(B)/corral-dns: $(B)/dns/main.o $(DNS_OBJ) $(B)/libcorral.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/test_dns_%: tests/unit/test_dns_%.c $(DNS_OBJ) $(B)/libcorral.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -iquote dns -o $@ $< $(DNS_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+
 $(B)/tests/tools/%: tests/tools/%.c $(B)/libcorral.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libcorral.a $(LDLIBS)
@@ -125,6 +135,7 @@ bench: all
 	@bench/ctrl.sh $(B)
 	@bench/services.sh $(B)
 	@bench/pods.sh $(B)
+	@bench/dns.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

@@ -22,27 +22,28 @@ if ! command -v "$CC" >/dev/null; then
 fi
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 # shellcheck disable=SC2086
-CFLAGS="-std=gnu11 -O1 -g -fno-omit-frame-pointer -D_GNU_SOURCE -Ilib -Ifs -Inoded $SAN \
+CFLAGS="-std=gnu11 -O1 -g -fno-omit-frame-pointer -D_GNU_SOURCE -Ilib -Ifs -Inoded -Idns $SAN \
 $(pkg-config --cflags $PKGS 2>/dev/null)"
 # shellcheck disable=SC2086
 LIBS="$(pkg-config --libs $PKGS 2>/dev/null) -lpthread"
 
-# Every library and fs source, instrumented for coverage, in two archives:
+# Every library, fs and dns source, instrumented for coverage, in archives:
 # the linker then takes only what a harness needs. A source that does not
 # compile is left out with a warning; a harness that needs it fails to link.
 rm -rf "$B/obj"
-mkdir -p "$B/obj/lib" "$B/obj/fs" "$B/obj/noded" "$B/bin" "$B/artifacts"
-srcs=$(ls lib/*.c; ls fs/*.c noded/*.c | grep -v '/main\.c$')
+mkdir -p "$B/obj/lib" "$B/obj/fs" "$B/obj/noded" "$B/obj/dns" "$B/bin" "$B/artifacts"
+srcs=$(ls lib/*.c; ls fs/*.c noded/*.c dns/*.c | grep -v '/main\.c$')
 export CC CFLAGS B
 # shellcheck disable=SC2016,SC2086
 printf '%s\n' $srcs | xargs -P "$JOBS" -I{} sh -c \
 	'$CC $CFLAGS -fsanitize=fuzzer-no-link -c -o "$B/obj/${1%.c}.o" "$1" 2>"$B/obj/${1%.c}.err" ||
 	 echo "fuzz: warning: $1 does not compile with $CC (see $B/obj/${1%.c}.err); left out" >&2' _ {}
-rm -f "$B/libcorral.a" "$B/libcorralfs.a"
+rm -f "$B/libcorral.a" "$B/libcorralfs.a" "$B/libcorraldns.a"
 ar rcs "$B/libcorral.a" "$B"/obj/lib/*.o
 ar rcs "$B/libcorralfs.a" "$B"/obj/fs/*.o
-rm -f "$B/libcorralnoded.a"
+rm -f "$B/libcorralnoded.a" "$B/libcorraldns.a"
 ar rcs "$B/libcorralnoded.a" "$B"/obj/noded/*.o
+ar rcs "$B/libcorraldns.a" "$B"/obj/dns/*.o
 
 if [ $# -gt 0 ]; then
 	harnesses=$(for n in "$@"; do echo "tests/fuzz/fuzz_$n.c"; done)
@@ -59,7 +60,7 @@ for src in $harnesses; do
 	bin=$B/bin/fuzz_$name
 	# shellcheck disable=SC2086
 	if ! $CC $CFLAGS -fsanitize=fuzzer -o "$bin" "$src" \
-		"$B/libcorralfs.a" "$B/libcorralnoded.a" "$B/libcorral.a" $LIBS; then
+		"$B/libcorralfs.a" "$B/libcorralnoded.a" "$B/libcorraldns.a" "$B/libcorral.a" $LIBS; then
 		echo "fuzz $name: build failed"
 		failed=$((failed + 1))
 		continue

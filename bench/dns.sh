@@ -1,0 +1,133 @@
+#!/bin/bash
+# bench/dns.sh BUILD_DIR: corral-dns against dnsmasq, side by side.
+#
+# Starts a private corral-fs (state and mount in a temporary folder) and
+# writes BENCH_SERVICES (10,000) Services into it (namespace bench,
+# ClusterIPs in 10.96.0.0/16), then:
+#   1. corral-dns serving them, and dnsmasq (--no-resolv --no-hosts
+#      --addn-hosts) serving the same names from a hosts file, both on
+#      loopback; dnsperf asks each the same shuffled A queries for
+#      BENCH_SECONDS (10) per round, alternating, BENCH_ROUNDS (2) rounds;
+#      the best round of each counts. Prints qps of both and the ratio
+#      (target: corral-dns >= 1.5x dnsmasq).
+#   2. the time from an Endpoints file's close to corral-dns answering with
+#      the address it names (bench/dnslat.c), over BENCH_CHANGES (50)
+#      changes: median, p90, max (target: median <= 100 ms).
+# Asserts nothing about speed; fails when it cannot measure. Traffic goes
+# to 127.0.0.1 only. BENCH_KEEP=1 keeps the temporary folder and logs.
+set -u
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ $# -ge 1 ] || die "usage: bench/dns.sh BUILD_DIR"
+[ -d "$1" ] || die "no build folder $1 (run make first)"
+B=$(cd "$1" && pwd)
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+FS=$B/corral-fs DNS=$B/corral-dns
+NSVC=${BENCH_SERVICES:-10000}
+SECS=${BENCH_SECONDS:-10}
+ROUNDS=${BENCH_ROUNDS:-2}
+NCHG=${BENCH_CHANGES:-50}
+PORT=10253 DMPORT=10254
+[ "$(id -u)" = 0 ] || die "needs root (it mounts)"
+for x in "$FS" "$DNS"; do [ -x "$x" ] || die "no $x (run make)"; done
+for t in dnsperf dnsmasq dig; do command -v $t >/dev/null || die "$t is missing (scripts/deps.sh)"; done
+
+T=$(mktemp -d /tmp/corral-bench-dns.XXXXXX)
+chmod 755 "$T"
+M=$T/mnt
+mkdir -p "$M"
+PIDS=()
+FSPID=
+finish() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	[ -n "$FSPID" ] && kill "$FSPID" 2>/dev/null
+	for _ in $(seq 50); do mountpoint -q "$M" || break; sleep 0.1; done
+	mountpoint -q "$M" && fusermount3 -u "$M"
+	[ -n "$FSPID" ] && wait "$FSPID" 2>/dev/null
+	if [ -n "${BENCH_KEEP:-}" ]; then echo "bench: kept $T"; else rm -rf "$T"; fi
+}
+trap finish EXIT
+
+cc -O2 -std=gnu11 -D_GNU_SOURCE -iquote "$SRC/dns" -iquote "$SRC/lib" -o "$T/dnslat" \
+	"$SRC/bench/dnslat.c" "$SRC/dns/wire.c" || die "cannot build dnslat"
+
+"$FS" -f --state "$T/state" "$M" >>"$T/fs.log" 2>&1 &
+FSPID=$!
+for _ in $(seq 100); do [ -d "$M/namespaces" ] && break; sleep 0.1; done
+[ -d "$M/namespaces" ] || die "corral-fs did not mount"
+mkdir "$M/namespaces/bench"
+
+# The i-th service's name and address: s<i>, 10.96.<1 + i/250>.<1 + i%250>.
+ip_of() { echo "10.96.$((1 + $1 / 250)).$((1 + $1 % 250))"; }
+echo "bench: writing $NSVC services through the mount"
+start=$(date +%s.%N)
+WRITERS=()
+for w in $(seq 0 7); do
+	(
+		for ((i = w; i < NSVC; i += 8)); do
+			printf 'apiVersion: v1\nkind: Service\nmetadata: {name: s%d}\nspec: {clusterIP: %s, ports: [{name: http, port: 80}]}\n' \
+				"$i" "$(ip_of $i)" >"$M/namespaces/bench/services/s$i.yaml" || exit 1
+		done
+	) &
+	WRITERS+=($!)
+done
+for p in "${WRITERS[@]}"; do wait "$p" || die "a writer failed"; done
+n=$(ls "$M/namespaces/bench/services" | wc -l)
+[ "$n" = "$NSVC" ] || die "only $n of $NSVC services were written"
+echo "bench: written in $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+printf 'apiVersion: v1\nkind: Service\nmetadata: {name: lat}\nspec: {clusterIP: None, ports: [{port: 80}]}\n' \
+	>"$M/namespaces/bench/services/lat.yaml"
+
+# the same names for dnsmasq, and the queries (shuffled, the same for both)
+for ((i = 0; i < NSVC; i++)); do echo "$(ip_of $i) s$i.bench.svc.cluster.local"; done >"$T/hosts"
+for ((i = 0; i < NSVC; i++)); do echo "s$i.bench.svc.cluster.local A"; done | shuf >"$T/queries"
+
+"$DNS" --mount "$M" --listen 127.0.0.1 --port $PORT --health-port 0 --metrics-port 0 \
+	--register-service=false --log-level warn >>"$T/dns.log" 2>&1 &
+PIDS+=($!)
+dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts --addn-hosts="$T/hosts" \
+	--listen-address=127.0.0.1 --bind-interfaces --port=$DMPORT --user=root \
+	--pid-file="$T/dnsmasq.pid" --cache-size=10000 >>"$T/dnsmasq.log" 2>&1 &
+PIDS+=($!)
+last=$((NSVC - 1))
+for _ in $(seq 600); do
+	[ "$(dig @127.0.0.1 -p $PORT +short +time=1 +tries=1 s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] &&
+		[ "$(dig @127.0.0.1 -p $DMPORT +short +time=1 +tries=1 s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] && break
+	sleep 0.1
+done
+[ "$(dig @127.0.0.1 -p $PORT +short s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] || die "corral-dns does not answer (see $T/dns.log)"
+[ "$(dig @127.0.0.1 -p $DMPORT +short s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] || die "dnsmasq does not answer"
+
+# qps PORT: dnsperf's "Queries per second", and a check that all were answered NOERROR
+qps() {
+	dnsperf -s 127.0.0.1 -p "$1" -d "$T/queries" -l "$SECS" -c 4 -q 200 -t 2 >"$T/dnsperf-$1.log" 2>&1 ||
+		die "dnsperf failed against port $1 (see $T/dnsperf-$1.log)"
+	grep -q 'NOERROR' "$T/dnsperf-$1.log" || die "port $1 answered no NOERROR"
+	sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' "$T/dnsperf-$1.log"
+}
+best_c=0 best_d=0
+for r in $(seq "$ROUNDS"); do
+	d=$(qps $DMPORT)
+	c=$(qps $PORT)
+	echo "bench: round $r: corral-dns $c qps, dnsmasq $d qps"
+	best_c=$(echo "$c $best_c" | awk '{print ($1 > $2) ? $1 : $2}')
+	best_d=$(echo "$d $best_d" | awk '{print ($1 > $2) ? $1 : $2}')
+done
+lost=$(sed -n 's/.*Queries lost: *\([0-9]*\).*/\1/p' "$T/dnsperf-$PORT.log")
+
+echo "bench: $NCHG Endpoints changes, close to answer"
+lat=$("$T/dnslat" "$M/namespaces/bench/endpoints/lat.yaml" lat.bench.svc.cluster.local $PORT "$NCHG") ||
+	die "change latency: $lat"
+
+echo
+printf '%-44s %14s %14s %8s\n' "metric" "corral-dns" "baseline" "ratio"
+printf '%-44s %14.0f %14.0f %7.2fx\n' "A queries/s, $NSVC services [dnsmasq hosts]" "$best_c" "$best_d" \
+	"$(echo "$best_c $best_d" | awk '{print $1 / $2}')"
+med=$(echo "$lat" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')
+p90=$(echo "$lat" | sed -n 's/.*p90_ms=\([0-9.]*\).*/\1/p')
+max=$(echo "$lat" | sed -n 's/.*max_ms=\([0-9.]*\).*/\1/p')
+printf '%-44s %11s ms %14s %8s\n' "Endpoints close -> answer, median of $NCHG" "$med" "100 ms (target)" "-"
+printf '%-44s %11s ms\n' "... p90" "$p90"
+printf '%-44s %11s ms\n' "... max" "$max"
+echo "(corral-dns lost ${lost:-0} queries in its last round; dnsperf: -c 4 -q 200, ${SECS}s per round, best of $ROUNDS)"

@@ -1,0 +1,125 @@
+/* dnslat.c: from an Endpoints file's close to corral-dns answering with the
+ * address it names.
+ *
+ *   dnslat FILE NAME PORT N
+ *
+ * N times: writes FILE (an Endpoints object whose one ready address is
+ * 10.244.200.k), takes the time when close() returns, then asks NAME (A)
+ * of 127.0.0.1:PORT over UDP, again and again, until the answer holds
+ * 10.244.200.k. Prints one line: n=, median_ms=, p90_ms=, max_ms=.
+ * Built by bench/dns.sh: cc -O2 -Idns -Ilib bench/dnslat.c dns/wire.c. */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wire.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* True when the answer to our query holds the address want. */
+static int answer_has(const uint8_t *p, size_t len, uint32_t want)
+{
+	uint8_t name[DNS_MAX_NAME];
+	size_t off = DNS_HEADER_LEN;
+	if (len < DNS_HEADER_LEN || dns_name_read(p, len, &off, name) < 0 || len - off < 4)
+		return 0;
+	off += 4;
+	unsigned an = (unsigned)(p[6] << 8 | p[7]);
+	for (unsigned i = 0; i < an; i++) {
+		if (dns_name_read(p, len, &off, name) < 0 || len - off < 10)
+			return 0;
+		unsigned type = (unsigned)(p[off] << 8 | p[off + 1]);
+		size_t rdlen = (size_t)(p[off + 8] << 8 | p[off + 9]);
+		off += 10;
+		if (len - off < rdlen)
+			return 0;
+		if (type == DNS_T_A && rdlen == 4 && !memcmp(p + off, &want, 4))
+			return 1;
+		off += rdlen;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: dnslat FILE NAME PORT N\n");
+		return 2;
+	}
+	const char *file = argv[1];
+	int n = atoi(argv[4]);
+	uint8_t qname[DNS_MAX_NAME], q[512], r[4096];
+	if (dns_name_from_text(argv[2], qname) < 0 || n < 1)
+		return 2;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return 1;
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	double *lat = calloc((size_t)n, sizeof(double));
+	int done = 0;
+	for (int k = 0; k < n; k++) {
+		char text[512], ip[32];
+		snprintf(ip, sizeof(ip), "10.244.200.%d", k % 250 + 1);
+		int len = snprintf(text, sizeof(text),
+				   "apiVersion: v1\nkind: Endpoints\nmetadata: {name: lat}\n"
+				   "subsets:\n- addresses: [{ip: %s}]\n  ports: [{port: 80}]\n",
+				   ip);
+		uint32_t want;
+		inet_pton(AF_INET, ip, &want);
+		int wfd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (wfd < 0 || write(wfd, text, (size_t)len) != len) {
+			perror(file);
+			return 1;
+		}
+		if (close(wfd) < 0) {
+			perror("close");
+			return 1;
+		}
+		double t0 = now_ms(), t1 = 0;
+		for (int tries = 0; tries < 100000 && !t1; tries++) {
+			struct dns_builder b;
+			dns_build_init(&b, q, sizeof(q), (uint16_t)tries, DNS_F_RD);
+			dns_build_question(&b, qname, DNS_T_A, DNS_C_IN);
+			size_t ql = dns_build_finish(&b);
+			if (send(fd, q, ql, 0) < 0)
+				continue;
+			ssize_t rl = recv(fd, r, sizeof(r), 0);
+			if (rl > 0 && answer_has(r, (size_t)rl, want))
+				t1 = now_ms();
+			if (now_ms() - t0 > 5000)
+				break;
+		}
+		if (t1)
+			lat[done++] = t1 - t0;
+		usleep(20000);
+	}
+	if (!done) {
+		printf("n=0\n");
+		return 1;
+	}
+	qsort(lat, (size_t)done, sizeof(double), cmp);
+	printf("n=%d median_ms=%.3f p90_ms=%.3f max_ms=%.3f\n", done, lat[done / 2],
+	       lat[(done * 9) / 10 < done ? (done * 9) / 10 : done - 1], lat[done - 1]);
+	return done == n ? 0 : 1;
+}

@@ -1,0 +1,433 @@
+/* server.c: the UDP and TCP DNS listeners (server.h).
+ *
+ * This file must never block: sockets are non-blocking, a TCP client that
+ * does not read its answers has them buffered up to a bound, then is
+ * dropped. */
+#include "server.h"
+#include "answer.h"
+#include "log.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SERVER__BATCH	    32
+#define SERVER__UDP_BUF	    DNS_UDP_MAX /* longer queries are dropped; answers fit */
+#define SERVER__TCP_OUT_MAX (1 << 20)	/* answers a client has not read yet */
+
+struct server__conn {
+	struct server *s;
+	int fd;
+	uint64_t id; /* slot | generation << 16: forwarded answers find it */
+	uint8_t *in;
+	size_t inlen;
+	uint8_t *out;
+	size_t outlen, outcap;
+	unsigned pending; /* forwarded queries not answered yet */
+	struct loop_timer *idle;
+	bool want_write;
+};
+
+struct server {
+	struct loop *loop;
+	const struct zone *zone;
+	struct metrics *metrics;
+	struct forwarder *fwd;
+	const struct server_config *cfg;
+	int udp, tcp;
+	struct server__conn **conns; /* tcp_max slots */
+	uint64_t generation;
+	/* UDP batches */
+	struct mmsghdr msgs[SERVER__BATCH];
+	struct iovec iov[SERVER__BATCH];
+	struct sockaddr_storage addrs[SERVER__BATCH];
+	uint8_t in[SERVER__BATCH][SERVER__UDP_BUF];
+	struct mmsghdr replies[SERVER__BATCH];
+	struct iovec riov[SERVER__BATCH];
+	uint8_t out[SERVER__BATCH][SERVER__UDP_BUF];
+	uint8_t big[DNS_MSG_MAX]; /* TCP answers */
+};
+
+static uint64_t server__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- TCP connections -------------------------------------------------- */
+
+static void server__conn_close(struct server__conn *c)
+{
+	struct server *s = c->s;
+	s->conns[c->id & 0xffff] = NULL;
+	loop_del_fd(s->loop, c->fd);
+	close(c->fd);
+	loop_timer_free(c->idle);
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+static void server__conn_flush(struct server__conn *c)
+{
+	while (c->outlen) {
+		ssize_t n = write(c->fd, c->out, c->outlen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			server__conn_close(c);
+			return;
+		}
+		memmove(c->out, c->out + n, c->outlen - (size_t)n);
+		c->outlen -= (size_t)n;
+	}
+	bool want = c->outlen > 0;
+	if (want != c->want_write) {
+		c->want_write = want;
+		loop_mod_fd(c->s->loop, c->fd, LOOP_READ | (want ? LOOP_WRITE : 0), NULL);
+	}
+}
+
+/* Queues one message with its length in front; false if the client is
+ * too far behind (the connection is then closed). */
+static bool server__conn_queue(struct server__conn *c, const uint8_t *msg, size_t len)
+{
+	if (c->outlen + len + 2 > SERVER__TCP_OUT_MAX) {
+		server__conn_close(c);
+		return false;
+	}
+	if (c->outlen + len + 2 > c->outcap) {
+		c->outcap = (c->outlen + len + 2) * 2;
+		c->out = xrealloc(c->out, c->outcap);
+	}
+	c->out[c->outlen] = (uint8_t)(len >> 8);
+	c->out[c->outlen + 1] = (uint8_t)len;
+	memcpy(c->out + c->outlen + 2, msg, len);
+	c->outlen += len + 2;
+	return true;
+}
+
+static bool server__handle_tcp_query(struct server__conn *c, const uint8_t *q, size_t len)
+{
+	struct server *s = c->s;
+	uint64_t start = server__now_ns();
+	size_t outlen = 0;
+	struct answer_info info;
+	switch (answer_query(s->zone, forwarder_enabled(s->fwd), true, q, len, s->big, &outlen,
+			     &info)) {
+	case ANSWER_DROP:
+		s->metrics->dropped++;
+		return true;
+	case ANSWER_FORWARD: {
+		struct forward_client fc = {.tcp = true, .conn = c->id, .start_ns = start};
+		s->metrics->forwarded++;
+		if (forwarder_send(s->fwd, q, len, &fc) == 0) {
+			c->pending++;
+			return true;
+		}
+		s->metrics->forward_failed++;
+		outlen = answer_error(q, len, true, DNS_R_SERVFAIL, s->big);
+		info.rcode = DNS_R_SERVFAIL;
+		break;
+	}
+	case ANSWER_REPLY:
+		break;
+	}
+	metrics_query(s->metrics, true, info.qtype, info.rcode, info.truncated);
+	metrics_latency(s->metrics, server__now_ns() - start);
+	return server__conn_queue(c, s->big, outlen);
+}
+
+static void server__on_conn(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)fd;
+	struct server__conn *c = data;
+	if (events & LOOP_WRITE) {
+		uint64_t id = c->id;
+		struct server *s = c->s;
+		server__conn_flush(c);
+		if (s->conns[id & 0xffff] != c)
+			return;
+	}
+	if (!(events & LOOP_READ))
+		return;
+	for (;;) {
+		ssize_t n = read(c->fd, c->in + c->inlen, 2 + DNS_MSG_MAX - c->inlen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			server__conn_close(c);
+			return;
+		}
+		c->inlen += (size_t)n;
+		loop_timer_start(c->idle, c->s->cfg->tcp_idle_ms, 0);
+		size_t off = 0;
+		while (c->inlen - off >= 2) {
+			size_t len = (size_t)c->in[off] << 8 | c->in[off + 1];
+			if (c->inlen - off - 2 < len)
+				break;
+			if (!server__handle_tcp_query(c, c->in + off + 2, len))
+				return; /* closed */
+			off += 2 + len;
+		}
+		memmove(c->in, c->in + off, c->inlen - off);
+		c->inlen -= off;
+	}
+	server__conn_flush(c);
+}
+
+static void server__on_idle(struct loop *loop, struct loop_timer *t, void *data)
+{
+	(void)loop;
+	(void)t;
+	struct server__conn *c = data;
+	if (c->pending || c->outlen) { /* still owes or sends answers */
+		loop_timer_start(c->idle, c->s->cfg->tcp_idle_ms, 0);
+		return;
+	}
+	server__conn_close(c);
+}
+
+static void server__on_accept(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)events;
+	struct server *s = data;
+	for (;;) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0)
+			return;
+		int slot = 0;
+		while (slot < s->cfg->tcp_max && s->conns[slot])
+			slot++;
+		if (slot == s->cfg->tcp_max) {
+			close(cfd); /* full: RFC 7766 lets a server refuse */
+			continue;
+		}
+		int one = 1;
+		setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		struct server__conn *c = xcalloc(1, sizeof(*c));
+		c->s = s;
+		c->fd = cfd;
+		c->id = (uint64_t)slot | ++s->generation << 16;
+		c->in = xmalloc(2 + DNS_MSG_MAX);
+		c->idle = loop_timer_new(loop, server__on_idle, c);
+		if (loop_add_fd(loop, cfd, LOOP_READ, server__on_conn, c, NULL) < 0) {
+			loop_timer_free(c->idle);
+			free(c->in);
+			free(c);
+			close(cfd);
+			continue;
+		}
+		s->conns[slot] = c;
+		loop_timer_start(c->idle, s->cfg->tcp_idle_ms, 0);
+	}
+}
+
+/* ---- UDP -------------------------------------------------------------- */
+
+static void server__on_udp(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)events;
+	struct server *s = data;
+	bool fwd = forwarder_enabled(s->fwd);
+	for (int round = 0; round < 8; round++) {
+		for (int i = 0; i < SERVER__BATCH; i++) {
+			s->iov[i].iov_base = s->in[i];
+			s->iov[i].iov_len = SERVER__UDP_BUF;
+			memset(&s->msgs[i].msg_hdr, 0, sizeof(s->msgs[i].msg_hdr));
+			s->msgs[i].msg_hdr.msg_iov = &s->iov[i];
+			s->msgs[i].msg_hdr.msg_iovlen = 1;
+			s->msgs[i].msg_hdr.msg_name = &s->addrs[i];
+			s->msgs[i].msg_hdr.msg_namelen = sizeof(s->addrs[i]);
+		}
+		int n = recvmmsg(fd, s->msgs, SERVER__BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			return;
+		uint64_t start = server__now_ns();
+		int nr = 0;
+		unsigned rcodes[SERVER__BATCH];
+		uint16_t qtypes[SERVER__BATCH];
+		bool tcs[SERVER__BATCH];
+		for (int i = 0; i < n; i++) {
+			struct msghdr *h = &s->msgs[i].msg_hdr;
+			size_t len = s->msgs[i].msg_len, outlen = 0;
+			if (h->msg_flags & MSG_TRUNC) {
+				s->metrics->dropped++;
+				continue;
+			}
+			struct answer_info info;
+			enum answer_action a = answer_query(s->zone, fwd, false, s->in[i], len,
+							    s->out[nr], &outlen, &info);
+			if (a == ANSWER_DROP) {
+				s->metrics->dropped++;
+				continue;
+			}
+			if (a == ANSWER_FORWARD) {
+				struct forward_client fc = {.tcp = false, .start_ns = start};
+				memcpy(&fc.addr, &s->addrs[i], h->msg_namelen);
+				fc.addrlen = h->msg_namelen;
+				s->metrics->forwarded++;
+				if (forwarder_send(s->fwd, s->in[i], len, &fc) == 0)
+					continue;
+				s->metrics->forward_failed++;
+				outlen =
+				    answer_error(s->in[i], len, false, DNS_R_SERVFAIL, s->out[nr]);
+				info.rcode = DNS_R_SERVFAIL;
+				if (!outlen)
+					continue;
+			}
+			s->riov[nr].iov_base = s->out[nr];
+			s->riov[nr].iov_len = outlen;
+			memset(&s->replies[nr].msg_hdr, 0, sizeof(s->replies[nr].msg_hdr));
+			s->replies[nr].msg_hdr.msg_iov = &s->riov[nr];
+			s->replies[nr].msg_hdr.msg_iovlen = 1;
+			s->replies[nr].msg_hdr.msg_name = &s->addrs[i];
+			s->replies[nr].msg_hdr.msg_namelen = h->msg_namelen;
+			rcodes[nr] = info.rcode;
+			qtypes[nr] = info.qtype;
+			tcs[nr] = info.truncated;
+			nr++;
+		}
+		for (int sent = 0; sent < nr;) {
+			int r =
+			    sendmmsg(fd, s->replies + sent, (unsigned)(nr - sent), MSG_DONTWAIT);
+			if (r <= 0)
+				break; /* a full socket buffer: the client asks again */
+			sent += r;
+		}
+		uint64_t end = server__now_ns();
+		for (int i = 0; i < nr; i++) {
+			metrics_query(s->metrics, false, qtypes[i], rcodes[i], tcs[i]);
+			metrics_latency(s->metrics, end - start);
+		}
+		if (n < SERVER__BATCH)
+			return;
+	}
+}
+
+/* ---- forwarded answers ------------------------------------------------ */
+
+static void server__on_forwarded(void *data, const struct forward_client *fc, const uint8_t *query,
+				 size_t qlen, const uint8_t *reply, size_t len)
+{
+	struct server *s = data;
+	uint8_t *buf = s->big;
+	unsigned rcode = DNS_R_SERVFAIL;
+	uint16_t qtype = 0;
+	if (reply) {
+		rcode = reply[3] & 0xf;
+	} else {
+		s->metrics->forward_failed++;
+		len = answer_error(query, qlen, fc->tcp, DNS_R_SERVFAIL, buf);
+		reply = buf;
+		if (!len)
+			return;
+	}
+	struct dns_query q;
+	if (dns_parse_query(query, qlen, &q) == DNS_PARSE_OK)
+		qtype = q.qtype;
+	metrics_query(s->metrics, fc->tcp, qtype, rcode, false);
+	metrics_latency(s->metrics, server__now_ns() - fc->start_ns);
+	if (!fc->tcp) {
+		sendto(s->udp, reply, len, MSG_DONTWAIT, (const struct sockaddr *)&fc->addr,
+		       fc->addrlen);
+		return;
+	}
+	struct server__conn *c = s->conns[fc->conn & 0xffff];
+	if (!c || c->id != fc->conn)
+		return; /* the client has gone */
+	c->pending--;
+	if (server__conn_queue(c, reply, len))
+		server__conn_flush(c);
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+static int server__socket(const struct server_config *cfg, int type, struct error **err)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char spec[160];
+	snprintf(spec, sizeof(spec), strchr(cfg->listen, ':') ? "[%s]:%d" : "%s:%d", cfg->listen,
+		 cfg->port);
+	if (forward_parse_addr(spec, &ss, &len, err) < 0) {
+		error_prefix(err, "listen");
+		return -1;
+	}
+	int fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(err, errno, "socket: %s", strerror(errno));
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 128) < 0)) {
+		int e = errno;
+		close(fd);
+		return error_set(err, e, "%s %s: %s", type == SOCK_STREAM ? "tcp" : "udp", spec,
+				 strerror(e));
+	}
+	if (type == SOCK_DGRAM) {
+		int size = 4 << 20;
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	}
+	return fd;
+}
+
+struct server *server_new(struct loop *loop, const struct server_config *cfg,
+			  const struct zone *zone, struct metrics *metrics, struct error **err)
+{
+	struct server *s = xcalloc(1, sizeof(*s));
+	s->loop = loop;
+	s->zone = zone;
+	s->metrics = metrics;
+	s->cfg = cfg;
+	s->udp = s->tcp = -1;
+	s->conns = xcalloc((size_t)cfg->tcp_max, sizeof(*s->conns));
+	if (!(s->fwd = forwarder_new(loop, cfg->upstreams, cfg->forward_timeout_ms,
+				     server__on_forwarded, s, err)))
+		goto fail;
+	if ((s->udp = server__socket(cfg, SOCK_DGRAM, err)) < 0 ||
+	    (s->tcp = server__socket(cfg, SOCK_STREAM, err)) < 0)
+		goto fail;
+	if (loop_add_fd(loop, s->udp, LOOP_READ, server__on_udp, s, err) < 0 ||
+	    loop_add_fd(loop, s->tcp, LOOP_READ, server__on_accept, s, err) < 0)
+		goto fail;
+	return s;
+fail:
+	server_free(s);
+	return NULL;
+}
+
+void server_free(struct server *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->cfg->tcp_max; i++)
+		if (s->conns[i])
+			server__conn_close(s->conns[i]);
+	free(s->conns);
+	forwarder_free(s->fwd);
+	if (s->udp >= 0) {
+		loop_del_fd(s->loop, s->udp);
+		close(s->udp);
+	}
+	if (s->tcp >= 0) {
+		loop_del_fd(s->loop, s->tcp);
+		close(s->tcp);
+	}
+	free(s);
+}

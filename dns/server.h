@@ -1,0 +1,37 @@
+/* server.h: corral-dns's DNS sockets: UDP and TCP on one address and port.
+ *
+ * UDP queries are read and answered in batches (recvmmsg, sendmmsg): one
+ * wake-up serves many queries. TCP follows RFC 7766: length-prefixed
+ * messages, several queries per connection answered in order of their
+ * answers, a connection closed after an idle timeout, a bounded number of
+ * connections. Names outside the zone go to the forwarder; its answers and
+ * failures come back here. */
+#ifndef CORRAL_DNS_SERVER_H
+#define CORRAL_DNS_SERVER_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "forward.h"
+#include "loop.h"
+#include "metrics.h"
+#include "zone.h"
+
+struct server;
+
+struct server_config {
+	const char *listen; /* IPv4 or IPv6 address */
+	int port;
+	uint64_t tcp_idle_ms;  /* close a TCP connection idle this long */
+	int tcp_max;	       /* connections at once */
+	const char *upstreams; /* forwarder's list, may be empty */
+	uint64_t forward_timeout_ms;
+};
+
+/* Binds the sockets (the caller may drop privileges afterwards). zone and
+ * metrics stay the caller's and must outlive the server. */
+struct server *server_new(struct loop *loop, const struct server_config *cfg,
+			  const struct zone *zone, struct metrics *metrics, struct error **err);
+void server_free(struct server *s);
+
+#endif
