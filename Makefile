@@ -136,6 +136,7 @@ bench: all
 	@bench/services.sh $(B)
 	@bench/pods.sh $(B)
 	@bench/dns.sh $(B)
+	@bench/svclat.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "error.h"
@@ -25,6 +26,8 @@ struct forward_client {
 	uint64_t conn;		      /* TCP: the connection's id */
 	struct sockaddr_storage addr; /* UDP: the client's address */
 	socklen_t addrlen;
+	bool has_local;	     /* UDP: local, the address the query was sent to */
+	struct in_addr local;
 	uint64_t start_ns; /* when the query came */
 };
 

@@ -34,6 +34,11 @@ struct server__conn {
 	bool want_write;
 };
 
+union server__cmsg {
+	char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	struct cmsghdr align;
+};
+
 struct server {
 	struct loop *loop;
 	const struct zone *zone;
@@ -48,11 +53,45 @@ struct server {
 	struct iovec iov[SERVER__BATCH];
 	struct sockaddr_storage addrs[SERVER__BATCH];
 	uint8_t in[SERVER__BATCH][SERVER__UDP_BUF];
+	/* the address each query was sent to (IP_PKTINFO), so that the answer
+	 * leaves from it: on a machine with several addresses (every node's
+	 * gateway) a reply from another one would not match the DNAT that
+	 * brought the query, and the client would drop it */
+	union server__cmsg cmsg[SERVER__BATCH];
+	union server__cmsg rcmsg[SERVER__BATCH];
 	struct mmsghdr replies[SERVER__BATCH];
 	struct iovec riov[SERVER__BATCH];
 	uint8_t out[SERVER__BATCH][SERVER__UDP_BUF];
 	uint8_t big[DNS_MSG_MAX]; /* TCP answers */
 };
+
+/* The address a query was sent to, from its IP_PKTINFO. */
+static bool server__local_addr(struct msghdr *h, struct in_addr *out)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			*out = pi.ipi_addr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Makes m leave from local. */
+static void server__reply_from(struct msghdr *m, union server__cmsg *cm, struct in_addr local)
+{
+	memset(cm, 0, sizeof(*cm));
+	m->msg_control = cm->buf;
+	m->msg_controllen = sizeof(cm->buf);
+	struct cmsghdr *c = CMSG_FIRSTHDR(m);
+	c->cmsg_level = IPPROTO_IP;
+	c->cmsg_type = IP_PKTINFO;
+	c->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
+	struct in_pktinfo pi = {.ipi_spec_dst = local};
+	memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+}
 
 static uint64_t server__now_ns(void)
 {
@@ -252,6 +291,8 @@ static void server__on_udp(struct loop *loop, int fd, unsigned events, void *dat
 			s->msgs[i].msg_hdr.msg_iovlen = 1;
 			s->msgs[i].msg_hdr.msg_name = &s->addrs[i];
 			s->msgs[i].msg_hdr.msg_namelen = sizeof(s->addrs[i]);
+			s->msgs[i].msg_hdr.msg_control = s->cmsg[i].buf;
+			s->msgs[i].msg_hdr.msg_controllen = sizeof(s->cmsg[i].buf);
 		}
 		int n = recvmmsg(fd, s->msgs, SERVER__BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
@@ -277,6 +318,7 @@ static void server__on_udp(struct loop *loop, int fd, unsigned events, void *dat
 			}
 			if (a == ANSWER_FORWARD) {
 				struct forward_client fc = {.tcp = false, .start_ns = start};
+				fc.has_local = server__local_addr(h, &fc.local);
 				memcpy(&fc.addr, &s->addrs[i], h->msg_namelen);
 				fc.addrlen = h->msg_namelen;
 				s->metrics->forwarded++;
@@ -296,6 +338,9 @@ static void server__on_udp(struct loop *loop, int fd, unsigned events, void *dat
 			s->replies[nr].msg_hdr.msg_iovlen = 1;
 			s->replies[nr].msg_hdr.msg_name = &s->addrs[i];
 			s->replies[nr].msg_hdr.msg_namelen = h->msg_namelen;
+			struct in_addr local;
+			if (server__local_addr(h, &local))
+				server__reply_from(&s->replies[nr].msg_hdr, &s->rcmsg[nr], local);
 			rcodes[nr] = info.rcode;
 			qtypes[nr] = info.qtype;
 			tcs[nr] = info.truncated;
@@ -342,8 +387,17 @@ static void server__on_forwarded(void *data, const struct forward_client *fc, co
 	metrics_query(s->metrics, fc->tcp, qtype, rcode, false);
 	metrics_latency(s->metrics, server__now_ns() - fc->start_ns);
 	if (!fc->tcp) {
-		sendto(s->udp, reply, len, MSG_DONTWAIT, (const struct sockaddr *)&fc->addr,
-		       fc->addrlen);
+		struct iovec iov = {.iov_base = (void *)reply, .iov_len = len};
+		struct msghdr m = {
+		    .msg_name = (void *)&fc->addr,
+		    .msg_namelen = fc->addrlen,
+		    .msg_iov = &iov,
+		    .msg_iovlen = 1,
+		};
+		union server__cmsg cm;
+		if (fc->has_local)
+			server__reply_from(&m, &cm, fc->local);
+		sendmsg(s->udp, &m, MSG_DONTWAIT);
 		return;
 	}
 	struct server__conn *c = s->conns[fc->conn & 0xffff];
@@ -380,6 +434,8 @@ static int server__socket(const struct server_config *cfg, int type, struct erro
 				 strerror(e));
 	}
 	if (type == SOCK_DGRAM) {
+		if (ss.ss_family == AF_INET)
+			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 		int size = 4 << 20;
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));

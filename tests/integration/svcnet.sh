@@ -1,16 +1,18 @@
 #!/bin/bash
-# Services end to end on real nodes: corral-fs, corral-ctrl, corral-sched
-# and two real corral-noded. A Deployment of 2 behind a NodePort Service is
+# Services end to end on real nodes: corral-fs, corral-ctrl, corral-sched,
+# corral-dns and two real corral-noded. A Deployment of 2 behind a NodePort Service is
 # reached by ClusterIP from a pod (both replicas answer), by NodePort from the
 # host, by a pod through its own service (hairpin); a replica whose readiness
 # probe fails leaves the endpoints and the proxy's rules; a service without
-# endpoints refuses at once.
+# endpoints refuses at once; pods reach services by name through kube-dns
+# (corral-dns behind the proxy, as their resolv.conf says).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
 NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
-for b in "$CTRL" "$SCHED" "$NODED"; do
+DNS=${CORRAL_DNS_BIN:-$BUILD/corral-dns}
+for b in "$CTRL" "$SCHED" "$NODED" "$DNS"; do
 	[ -x "$b" ] || { echo "not ok - no $b (run make)"; exit 1; }
 done
 NA=svctest-a NB=svctest-b
@@ -35,6 +37,9 @@ printf '[noded]\nstate = %s/nstate\nimages = %s/images\npod-log-dir = %s/logs\n'
 "$CTRL" --mount "$M" --leader-elect=false >>"$T/ctrl.log" 2>&1 &
 PIDS+=($!)
 "$SCHED" --mount "$M" --leader-elect=false >>"$T/sched.log" 2>&1 &
+PIDS+=($!)
+# off the default ports, so that a cluster of `corral up` may run beside
+"$DNS" --mount "$M" --port 10253 --health-port 18281 --metrics-port 20255 >>"$T/dns.log" 2>&1 &
 PIDS+=($!)
 for n in "$NA" "$NB"; do
 	"$NODED" --mount "$M" --name "$n" --config "$T/corral.conf" --heartbeat-period 1s \
@@ -122,6 +127,12 @@ spec:
   containers: [{name: c, image: busybox, command: ["sh", "-c", "mkdir -p /www && echo its-me > /www/index.html && (httpd -f -p 8080 -h /www &) && sleep 3 && wget -qO- http://$(cip self)/ && exec sleep 3600"]}]
 Y
 check "a pod reaches itself through its own service (hairpin)" wait_for 30 sh -c "cat '$T'/logs/dev_selfie_*/c/*.log 2>/dev/null | grep -q its-me"
+check "kube-dns is a service with endpoints at the nodes' gateways" wait_for 10 sh -c "grep -q 'clusterIP: 10.96.0.10' '$M/namespaces/kube-system/services/kube-dns.yaml' && grep -q 'port: 10253' '$M/namespaces/kube-system/endpoints/kube-dns.yaml'"
+check "dig on the host: web.dev.svc.cluster.local is the ClusterIP" sh -c "[ \"\$(dig @127.0.0.1 -p 10253 +short web.dev.svc.cluster.local)\" = '$CIP' ]"
+client c4 "$NB" "nslookup web.dev.svc.cluster.local; wget -qO- http://web/ && echo by-short-name; wget -qO- http://web.dev/ && echo by-ns-name; echo done"
+check "a pod resolves the service's full name through kube-dns" wait_for 30 sh -c "cat '$T'/logs/dev_c4_*/c/*.log 2>/dev/null | grep -q 'Address.*$CIP'"
+check "and reaches it by its short name (search path)" wait_for 10 sh -c "cat '$T'/logs/dev_c4_*/c/*.log | grep -q by-short-name"
+check "and by name.namespace" sh -c "cat '$T'/logs/dev_c4_*/c/*.log | grep -q by-ns-name"
 # a replica turning unready leaves the endpoints and the rules
 P1=$(pgrep -f '^httpd -f -p 8080 -h /www' | while read -r p; do h=$(nsenter -t "$p" -u hostname 2>/dev/null); case $h in web-*) echo "$p $h"; break ;; esac; done)
 PID1=${P1%% *} NAME1=${P1#* }
