@@ -71,6 +71,8 @@ struct rctr {
 	char *cgroup;	  /* corral/NODE/UID/NAME */
 	pid_t shim;	  /* running: its shim; 0: not running */
 	int pidfd;	  /* the shim's, on the loop */
+	int readyfd;	  /* the shim says the container's process started */
+	bool started;	  /* it did: the container runs */
 	bool ever;	  /* started at least once */
 	bool done;	  /* terminated and not to be restarted (for now) */
 	int restarts;
@@ -224,6 +226,7 @@ static void nspawn__notify(struct nspawn *rt, const char *key)
 /* ---- pods ---------------------------------------------------------------- */
 
 static void nspawn__pod_timer(struct loop *loop, struct loop_timer *t, void *data);
+static void nspawn__close_ready(struct rctr *c);
 
 /* Wakes the pod's sync after ms (the earliest of the asked times wins). */
 static void nspawn__wake(struct rpod *p, uint64_t ms)
@@ -299,6 +302,7 @@ static void nspawn__pod_free(struct rpod *p)
 			loop_del_fd(rt->loop, p->c[i]->pidfd);
 			close(p->c[i]->pidfd);
 		}
+		nspawn__close_ready(p->c[i]);
 		nspawn__ctr_clear(p->c[i]);
 		free(p->c[i]);
 	}
@@ -340,6 +344,7 @@ static void nspawn__ctrs_from_spec(struct rpod *p, const struct ynode *pod)
 			c->init = l == 0;
 			c->index = i;
 			c->pidfd = -1;
+			c->readyfd = -1;
 			c->dir = xasprintf("%s/c/%s", p->dir, name);
 			c->cgroup = xasprintf("%s/%s/%s", p->rt->cg_node, p->uid, name);
 			if (l == 0)
@@ -358,6 +363,29 @@ static void nspawn__unmount_root(struct rctr *c)
 	umount2(root, MNT_DETACH);
 }
 
+static void nspawn__close_ready(struct rctr *c)
+{
+	if (c->readyfd < 0)
+		return;
+	loop_del_fd(c->pod->rt->loop, c->readyfd);
+	close(c->readyfd);
+	c->readyfd = -1;
+}
+
+static void nspawn__on_ready(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)events;
+	struct rctr *c = data;
+	char b;
+	bool started = read(fd, &b, 1) == 1;
+	nspawn__close_ready(c);
+	if (started && c->shim) {
+		c->started = true;
+		nspawn__notify(c->pod->rt, c->pod->key);
+	}
+}
+
 /* The shim ended: how did the container end? */
 static void nspawn__reap(struct rctr *c)
 {
@@ -370,6 +398,8 @@ static void nspawn__reap(struct rctr *c)
 	}
 	waitpid(c->shim, NULL, WNOHANG);
 	c->shim = 0;
+	c->started = false;
+	nspawn__close_ready(c);
 	probes_stop(c->probes);
 	cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
 	cleanup_free char *text = util_read_file(exitf, NULL);
@@ -764,8 +794,17 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 	char hash[9];
 	net_hash(p->uid, hash);
 
+	int ready[2] = {-1, -1};
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		nspawn__wait(c, "CreateContainerError", strerror(errno));
+		container_plan_clear(&plan);
+		image_clear(&img);
+		return -1;
+	}
 	struct strv argv = {0};
 	strv_add(&argv, rt->shim_bin);
+	strv_add(&argv, "--ready-fd");
+	strv_addf(&argv, "%d", ready[1]);
 	strv_add(&argv, c->dir);
 	strv_add(&argv, logf);
 	strv_add(&argv, "--");
@@ -798,17 +837,22 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 	image_clear(&img);
 
 	cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
+	cleanup_free char *startedf = xasprintf("%s/started", c->dir);
 	unlink(exitf);
+	unlink(startedf);
 	pid_t pid = fork();
 	if (pid < 0) {
 		nspawn__wait(c, "CreateContainerError", strerror(errno));
 		strv_clear(&argv);
+		close(ready[0]);
+		close(ready[1]);
 		return -1;
 	}
 	if (pid == 0) {
 		cgroup_enter(c->cgroup);
 		setsid();
 		int null = open("/dev/null", O_RDWR);
+		fcntl(ready[1], F_SETFD, 0); /* the shim's, across exec */
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
 		sigset_t none;
@@ -818,7 +862,18 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 		_exit(127);
 	}
 	strv_clear(&argv);
+	close(ready[1]);
 	c->shim = pid;
+	c->started = false;
+	c->readyfd = ready[0];
+	struct error *lerr = NULL;
+	if (loop_add_fd(rt->loop, c->readyfd, LOOP_READ, nspawn__on_ready, c, &lerr) < 0) {
+		log_warn("pod %s: container %s: %s", p->key, c->name, lerr->msg);
+		error_free(lerr);
+		close(c->readyfd);
+		c->readyfd = -1;
+		c->started = true;
+	}
 	if (c->ever) {
 		c->restarts++;
 	}
@@ -927,7 +982,10 @@ static void nspawn__report_one(const struct rctr *c, struct pod_container_report
 					    c->index, c->restarts);
 	nspawn__set(&r->image_id, c->image_id);
 	r->restart_count = c->restarts;
-	if (c->shim) {
+	if (c->shim && !c->started) {
+		r->state = POD_CONTAINER_WAITING;
+		r->reason = xstrdup("ContainerCreating");
+	} else if (c->shim) {
 		r->state = POD_CONTAINER_RUNNING;
 		r->started_at = c->started_at;
 		r->started = true;
@@ -1250,6 +1308,7 @@ static void nspawn__adopt_one(struct nspawn *rt, const char *uid)
 		p->c[p->nc++] = c;
 		c->name = xstrdup(de->d_name);
 		c->pidfd = -1;
+		c->readyfd = -1;
 		c->dir = xasprintf("%s/%s", cdir, de->d_name);
 		c->cgroup = xasprintf("%s/%s/%s", rt->cg_node, uid, de->d_name);
 		cleanup_free char *countf = xasprintf("%s/count", c->dir);
@@ -1261,6 +1320,8 @@ static void nspawn__adopt_one(struct nspawn *rt, const char *uid)
 		}
 		cleanup_free char *shimf = xasprintf("%s/shim", c->dir);
 		c->shim = nspawn__read_pid(shimf);
+		cleanup_free char *startedf = xasprintf("%s/started", c->dir);
+		c->started = c->shim && access(startedf, F_OK) == 0;
 		cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
 		cleanup_free char *exit = util_read_file(exitf, NULL);
 		int code, sig;

@@ -1,13 +1,17 @@
 /* main.c: corral-shim, the parent of one container's systemd-nspawn (the
  * role of CRI-O's conmon).
  *
- *   corral-shim DIR LOG -- COMMAND [ARG]...
+ *   corral-shim [--ready-fd N] DIR LOG -- COMMAND [ARG]...
  *
  * Starts COMMAND in a session of its own, with standard input /dev/null and
  * standard output and error appended to LOG, writes its pid to DIR/pid,
  * passes SIGTERM, SIGINT and SIGHUP on to it, and when it ends writes
  * "CODE SIGNAL FINISHED\n" to DIR/exit (exit code or 0, terminating signal
  * or 0, end time in seconds since the epoch), by rename, then exits.
+ *
+ * COMMAND is a systemd-nspawn: once its child (the container's first
+ * process) has executed something other than systemd-nspawn, the container
+ * has started; the shim then writes DIR/started and a byte to fd N.
  *
  * corral-noded starts one per container. Because the exit is written to a
  * file by a process that outlives corral-noded, a restarted agent still
@@ -49,12 +53,71 @@ static int write_file(const char *dir, const char *name, const char *text)
 	return r;
 }
 
+/* Whether a child of pid runs another program than pid does. */
+static int payload_started(pid_t pid)
+{
+	char path[64], self[4096], exe[4096], kids[4096];
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, self, sizeof(self) - 1);
+	if (n <= 0)
+		return 0;
+	self[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t k = read(fd, kids, sizeof(kids) - 1);
+	close(fd);
+	if (k <= 0)
+		return 0;
+	kids[k] = '\0';
+	for (char *save, *t = strtok_r(kids, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+		snprintf(path, sizeof(path), "/proc/%s/exe", t);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strcmp(exe, self) != 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Waits (up to 30 s) for the container's first process, then says so.
+ * Returns with the child's status when it ended meanwhile. */
+static int wait_started(const char *dir, pid_t pid, int ready_fd, int *status)
+{
+	for (int i = 0; i < 15000; i++) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+		if (w == pid)
+			return 1;
+		if (payload_started(pid)) {
+			write_file(dir, "started", "1\n");
+			if (ready_fd >= 0 && write(ready_fd, "1", 1) < 0)
+				perror("corral-shim: ready fd");
+			break;
+		}
+		usleep(2000);
+	}
+	if (ready_fd >= 0)
+		close(ready_fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	int ready_fd = -1;
+	if (argc > 2 && strcmp(argv[1], "--ready-fd") == 0) {
+		ready_fd = atoi(argv[2]);
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 5 || strcmp(argv[3], "--") != 0) {
-		fprintf(stderr, "usage: corral-shim DIR LOG -- COMMAND [ARG]...\n");
+		fprintf(stderr, "usage: corral-shim [--ready-fd N] DIR LOG -- COMMAND [ARG]...\n");
 		return 2;
 	}
+	if (ready_fd >= 0)
+		fcntl(ready_fd, F_SETFD, FD_CLOEXEC);
 	const char *dir = argv[1], *log = argv[2];
 	int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -97,7 +160,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "corral-shim: %s/pid: %s\n", dir, strerror(errno));
 
 	int status;
-	while (waitpid(pid, &status, 0) < 0) {
+	int ended = wait_started(dir, pid, ready_fd, &status);
+	while (!ended && waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "corral-shim: waitpid: %s\n", strerror(errno));
 			return 1;
