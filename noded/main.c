@@ -393,6 +393,7 @@ int main(int argc, char **argv)
 	    .pod_cidr = node_agent_pod_cidr(na),
 	    .host_ip = node_agent_host_ip(na),
 	    .resync_ms = cf.resync_ms,
+	    .follow_config = !cf.hollow,
 	};
 	pods = pods_new(loop, &po, rt);
 	if (pods_start(pods, &err) < 0)

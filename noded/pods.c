@@ -36,6 +36,7 @@ struct pods {
 	struct runtime *rt;
 	struct ipam *ipam; /* NULL: no podCIDR */
 	struct informer *inf;
+	struct informer *configmaps, *secrets; /* NULL: not followed */
 	struct workqueue *q;
 	struct loop_timer *resync;
 	uint64_t resync_ms;
@@ -290,6 +291,26 @@ static int pods__requeue(void *data, const char *key, const struct ynode *obj)
 	return 0;
 }
 
+/* A ConfigMap or Secret changed: the pods of this node in its namespace
+ * are synced again, which rewrites their volumes' files. */
+static void pods__on_config(void *data, const char *key, const struct ynode *obj)
+{
+	(void)obj;
+	struct pods *p = data;
+	const char *slash = strchr(key, '/');
+	if (!slash)
+		return;
+	cleanup_free char *ns = xstrndup(key, (size_t)(slash - key));
+	informer_foreach(p->inf, ns, pods__requeue, p);
+}
+
+static void pods__on_config_update(void *data, const char *key, const struct ynode *old,
+				   const struct ynode *obj)
+{
+	(void)old;
+	pods__on_config(data, key, obj);
+}
+
 static void pods__on_resync(struct loop *loop, struct loop_timer *t, void *data)
 {
 	(void)loop;
@@ -339,6 +360,17 @@ struct pods *pods_new(struct loop *loop, const struct pods_opts *o, struct runti
 	};
 	informer_add_handlers(p->inf, &h, p);
 	workqueue_set_handler(p->q, pods__sync, p);
+	if (o->follow_config) {
+		static const struct informer_handlers ch = {
+		    .on_add = pods__on_config,
+		    .on_update = pods__on_config_update,
+		    .on_delete = pods__on_config,
+		};
+		p->configmaps = informer_new(loop, o->mount, "configmaps", true);
+		p->secrets = informer_new(loop, o->mount, "secrets", true);
+		informer_add_handlers(p->configmaps, &ch, p);
+		informer_add_handlers(p->secrets, &ch, p);
+	}
 	rt->notify = pods__notify;
 	rt->gone = pods__gone;
 	rt->notify_data = p;
@@ -352,6 +384,11 @@ int pods_start(struct pods *p, struct error **err)
 	 * relist on overflow keep the cache; the timer re-syncs from it. */
 	if (informer_start(p->inf, err) < 0) {
 		error_prefix(err, "pods");
+		return -1;
+	}
+	if (p->configmaps && (informer_start(p->configmaps, err) < 0 ||
+			      informer_start(p->secrets, err) < 0)) {
+		error_prefix(err, "configmaps and secrets");
 		return -1;
 	}
 	if (p->resync_ms) {
@@ -378,6 +415,8 @@ void pods_free(struct pods *p)
 	p->rt->notify_data = NULL;
 	workqueue_set_handler(p->q, NULL, NULL);
 	informer_free(p->inf);
+	informer_free(p->configmaps);
+	informer_free(p->secrets);
 	workqueue_free(p->q);
 	tdestroy(p->tracked, pods__free_entry);
 	ipam_free(p->ipam);

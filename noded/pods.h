@@ -11,6 +11,7 @@
 #ifndef CORRAL_NODED_PODS_H
 #define CORRAL_NODED_PODS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ struct pods_opts {
 	const struct cidr *pod_cidr; /* NULL: pods get no address */
 	const char *host_ip;	     /* status.hostIP */
 	uint64_t resync_ms;	     /* re-sync every pod of ours; 0: never */
+	bool follow_config;	     /* re-sync a namespace's pods when its
+				      * ConfigMaps or Secrets change */
 };
 
 struct pods;

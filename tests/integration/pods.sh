@@ -60,6 +60,10 @@ cp /bin/busybox "$T/rootfs/bin/"
 ln -s busybox "$T/rootfs/bin/sh"
 check "corral image import takes a root folder as NAME_TAG" "$ROOT/tools/corral" image import tiny:v1 "$T/rootfs" --images "$IMAGES"
 check "(as tiny_v1/)" test -x "$IMAGES/tiny_v1/bin/busybox"
+tar -C "$T/rootfs" -cf "$T/tiny.tar" .
+check "corral image import takes a tar" "$ROOT/tools/corral" image import tarry "$T/tiny.tar" --images "$IMAGES"
+check "(as tarry/, the tag latest)" test -x "$IMAGES/tarry/bin/busybox"
+check "an image name that cannot be one is refused" sh -c "! '$ROOT/tools/corral' image import 'Bad/Name' '$T/rootfs' --images '$IMAGES' 2>/dev/null"
 
 start_node "$NA"
 start_node "$NB"
@@ -169,6 +173,9 @@ check "an emptyDir of medium Memory is a tmpfs" log_has web cli mem-is-tmpfs
 check "resolv.conf points at the cluster DNS with the search path" log_has web cli "resolv 1 search dev.svc.cluster.local svc.cluster.local cluster.local"
 check "/etc/hosts names the pod" log_has web cli hosts-has-pod
 check "the image folder is never written" test ! -e "$IMAGES/busybox/www"
+UIDW0=$(sed -n 's/^  uid: //p' "$W")
+sed -i 's/greeting: hello-from-configmap/greeting: changed-configmap/' "$M/namespaces/dev/configmaps/cfg.yaml"
+check "a changed configMap reaches its volume's files in the running pod" wait_for 10 sh -c "grep -qx changed-configmap '$NSTATE/nodes/$NA/pods/$UIDW0/volumes/cfg/greeting'"
 check "the host reaches the pod by its IP" sh -c "wget -qO- -T 3 http://$IPW:8080/ | grep -q shared-net-ok"
 
 # ---- pods on two nodes reach each other ----
@@ -189,6 +196,43 @@ check "and, its command done, Succeeded (restartPolicy Never)" wait_for 15 is_ph
 check "with reason Completed, exit code 0" sh -c "grep -q 'reason: Completed' '$(pod other)' && grep -q 'exitCode: 0' '$(pod other)'"
 OIP=$(top "$(pod other)" podIP)
 check "its address is of the other node's range" sh -c "[ '${OIP%.*}' != '${IPW%.*}' ]"
+
+# ---- a persistentVolumeClaim bound to a hostPath PersistentVolume ----
+mkdir -p "$T/pvdata"
+cat >"$M/persistentvolumes/pv1.yaml" <<Y
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv1}
+spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: $T/pvdata}}
+Y
+cat >"$M/namespaces/dev/persistentvolumeclaims/claim.yaml" <<'Y'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: claim}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeName: pv1}
+Y
+cat >"$(pod pvc)" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: pvc}
+spec:
+  nodeName: $NA
+  restartPolicy: Never
+  volumes: [{name: data, persistentVolumeClaim: {claimName: claim}}]
+  containers: [{name: c, image: busybox, command: ["sh", "-c", "echo kept > /data/out"], volumeMounts: [{name: data, mountPath: /data}]}]
+Y
+check "a persistentVolumeClaim mounts its bound volume's hostPath" wait_for 20 sh -c "grep -qx kept '$T/pvdata/out'"
+cat >"$(pod unbound)" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: unbound}
+spec:
+  nodeName: $NA
+  terminationGracePeriodSeconds: 1
+  volumes: [{name: data, persistentVolumeClaim: {claimName: nosuchclaim}}]
+  containers: [{name: c, image: busybox, command: ["sleep", "60"], volumeMounts: [{name: data, mountPath: /data}]}]
+Y
+check "a claim that does not exist: FailedMount naming it" wait_for 15 sh -c "grep -q 'reason: FailedMount' '$(pod unbound)' && grep -q 'nosuchclaim' '$(pod unbound)'"
 
 # ---- lifecycle: exit codes, restart policies, back-off ----
 mkpod() { # NAME POLICY IMAGE COMMAND...
@@ -387,7 +431,7 @@ spec:
 Y
 check "a pod made while another stops does not get the stopping pod's address" wait_for 15 sh -c "ip=\$(sed -n 's/^  podIP: //p' '$(pod web2)'); [ -n \"\$ip\" ] && [ \"\$ip\" != '$IPW' ]"
 check "rm of the pod: within its grace period nothing of it is left (processes, veth, state, logs, mounts, cgroups)" wait_for 20 gone
-for p in web2 other fails crash noimage nocmd nohost nocm ports elsewhere probed oom; do rm -f "$(pod $p)"; done
+for p in web2 pvc unbound other fails crash noimage nocmd nohost nocm ports elsewhere probed oom; do rm -f "$(pod $p)"; done
 check "every pod deleted: no systemd-nspawn of ours left" wait_for 30 sh -c "! pgrep -f -- '--director[y]=$NSTATE' >/dev/null"
 check "and no pod state (pause, overlays, volumes)" wait_for 10 sh -c "[ \$(find '$NSTATE/nodes/$NA/pods/' '$NSTATE/nodes/$NB/pods/' -mindepth 1 -maxdepth 1 | wc -l) = 0 ]"
 stop_node "$NA"
