@@ -735,7 +735,8 @@ static void nspawn__save_count(struct rctr *c)
 }
 
 /* Starts c (the spec item cs of pod). Returns 0 when it runs, -1 when it
- * waits (wait_reason set) or failed at start (has_term set). */
+ * waits (wait_reason set), -2 when it failed at start: a run that ended at
+ * once (has_term set, StartError). */
 static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct ynode *cs)
 {
 	struct rpod *p = c->pod;
@@ -773,7 +774,7 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 		nspawn__start_failed(c, 128, "StartError", msg);
 		container_plan_clear(&plan);
 		image_clear(&img);
-		return -1;
+		return -2;
 	}
 	struct cgroup_limits lim;
 	nspawn__limits(cs, &lim);
@@ -954,15 +955,17 @@ static bool nspawn__step(struct rctr *c, const struct ynode *pod, const char *po
 	const struct ynode *cs = nspawn__spec(pod, c);
 	if (!cs)
 		return true;
-	bool had_term = c->has_term;
-	if (nspawn__start(c, pod, cs) == 0) {
+	bool was_ever = c->ever;
+	int r = nspawn__start(c, pod, cs);
+	if (r == 0) {
 		c->not_before_ms = 0;
 		return !c->init;
 	}
-	if (c->has_term && (!had_term || c->term_started == c->term_finished)) {
-		/* failed at start: counts as a run that ended */
+	if (r == -2) {
+		/* a run that ended at once: the next step decides about a
+		 * restart and its back-off */
 		c->not_before_ms = 0;
-		if (c->ever && had_term)
+		if (was_ever)
 			c->restarts++;
 		nspawn__save_count(c);
 		nspawn__wake(p, 0);
@@ -1001,9 +1004,6 @@ static void nspawn__report_one(const struct rctr *c, struct pod_container_report
 		r->message = c->term_message ? xstrdup(c->term_message) : NULL;
 		r->started_at = c->term_started;
 		r->finished_at = c->term_finished;
-		if (c->restarts > 0 && c->init) {
-			/* no lastState for the final run */
-		}
 	} else {
 		r->state = POD_CONTAINER_WAITING;
 		r->reason = xstrdup("ContainerCreating");
