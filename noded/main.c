@@ -387,6 +387,15 @@ int main(int argc, char **argv)
 		if (!proxy || proxy_start(proxy, &err) < 0)
 			goto out_node;
 	}
+	if (!cf.hollow) {
+		/* Ready now that the network is up, not at the next beat: the
+		 * scheduler does not bind pods to a node that is not ready */
+		struct error *berr = NULL;
+		if (node_agent_heartbeat(na, &berr) < 0) {
+			log_warn("heartbeat: %s", berr->msg);
+			error_free(berr);
+		}
+	}
 	const struct pods_opts po = {
 	    .mount = cf.mount,
 	    .node_name = cf.name,
