@@ -23,6 +23,7 @@
  * container's cgroup saw the OOM killer), StartError (no such command);
  * a deleted pod gets SIGTERM, then SIGKILL after its grace period. */
 #include "runtime.h"
+#include "backoff.h"
 #include "cgroup.h"
 #include "container.h"
 #include "exec.h"
@@ -52,9 +53,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NSPAWN_BACKOFF_BASE_MS 10000
-#define NSPAWN_BACKOFF_MAX_MS  300000
-#define NSPAWN_BACKOFF_RESET_S 600
 #define NSPAWN_ADOPT_GRACE_MS  15000
 #define NSPAWN_RETRY_MS	       5000
 
@@ -897,15 +895,8 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 
 static uint64_t nspawn__backoff_next(struct rctr *c)
 {
-	/* the first restart at once, then 10 s doubling to 5 min; a run of
-	 * ten minutes or more starts over */
-	if (c->has_term && c->term_finished - c->term_started >= NSPAWN_BACKOFF_RESET_S)
-		c->backoff_ms = 0;
-	uint64_t delay = c->backoff_ms;
-	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : NSPAWN_BACKOFF_BASE_MS;
-	if (c->backoff_ms > NSPAWN_BACKOFF_MAX_MS)
-		c->backoff_ms = NSPAWN_BACKOFF_MAX_MS;
-	return delay;
+	long long ran = c->has_term ? (long long)(c->term_finished - c->term_started) : 0;
+	return backoff_next(&c->backoff_ms, ran);
 }
 
 static bool nspawn__restarts(const char *policy, bool init, int code)

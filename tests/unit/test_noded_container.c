@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "container.h"
 #include "image.h"
 #include "net.h"
@@ -442,6 +443,22 @@ static void test_base64__decodes_and_refuses(void **state)
 	assert_null(util_base64_decode("aGVsbG8=x", NULL));
 }
 
+static void test_backoff__doubles_caps_and_resets(void **state)
+{
+	(void)state;
+	uint64_t b = 0;
+	assert_int_equal(backoff_next(&b, 0), 0); /* the first restart at once */
+	assert_int_equal(backoff_next(&b, 1), 10000);
+	assert_int_equal(backoff_next(&b, 1), 20000);
+	assert_int_equal(backoff_next(&b, 1), 40000);
+	assert_int_equal(backoff_next(&b, 1), 80000);
+	assert_int_equal(backoff_next(&b, 1), 160000);
+	assert_int_equal(backoff_next(&b, 1), 300000); /* capped at 5 min */
+	assert_int_equal(backoff_next(&b, 599), 300000);
+	assert_int_equal(backoff_next(&b, 600), 0); /* ten minutes up: over */
+	assert_int_equal(backoff_next(&b, 3), 10000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +472,7 @@ int main(void)
 	    cmocka_unit_test(test_volumes__projected_files_and_checks),
 	    cmocka_unit_test(test_net__names_fit_interfaces),
 	    cmocka_unit_test(test_base64__decodes_and_refuses),
+	    cmocka_unit_test(test_backoff__doubles_caps_and_resets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
