@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "wire.h"
+#include "answerhas.h"
 
 static double now_ms(void)
 {
@@ -32,30 +33,6 @@ static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-/* True when the answer to our query holds the address want. */
-static int answer_has(const uint8_t *p, size_t len, uint32_t want)
-{
-	uint8_t name[DNS_MAX_NAME];
-	size_t off = DNS_HEADER_LEN;
-	if (len < DNS_HEADER_LEN || dns_name_read(p, len, &off, name) < 0 || len - off < 4)
-		return 0;
-	off += 4;
-	unsigned an = (unsigned)(p[6] << 8 | p[7]);
-	for (unsigned i = 0; i < an; i++) {
-		if (dns_name_read(p, len, &off, name) < 0 || len - off < 10)
-			return 0;
-		unsigned type = (unsigned)(p[off] << 8 | p[off + 1]);
-		size_t rdlen = (size_t)(p[off + 8] << 8 | p[off + 9]);
-		off += 10;
-		if (len - off < rdlen)
-			return 0;
-		if (type == DNS_T_A && rdlen == 4 && !memcmp(p + off, &want, 4))
-			return 1;
-		off += rdlen;
-	}
-	return 0;
 }
 
 int main(int argc, char **argv)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "wire.h"
+#include "answerhas.h"
 
 static double now_ms(void)
 {
@@ -66,7 +67,7 @@ static int nft_has(const char *table, const char *needle)
 
 static int dns_has(int fd, const uint8_t *qname, uint32_t want)
 {
-	uint8_t q[512], p[4096], name[DNS_MAX_NAME];
+	uint8_t q[512], p[4096];
 	struct dns_builder b;
 	dns_build_init(&b, q, sizeof(q), (uint16_t)rand(), DNS_F_RD);
 	dns_build_question(&b, qname, DNS_T_A, DNS_C_IN);
@@ -74,26 +75,7 @@ static int dns_has(int fd, const uint8_t *qname, uint32_t want)
 	if (send(fd, q, ql, 0) < 0)
 		return 0;
 	ssize_t rl = recv(fd, p, sizeof(p), 0);
-	if (rl <= 0)
-		return 0;
-	size_t len = (size_t)rl, off = DNS_HEADER_LEN;
-	if (len < DNS_HEADER_LEN || dns_name_read(p, len, &off, name) < 0 || len - off < 4)
-		return 0;
-	off += 4;
-	unsigned an = (unsigned)(p[6] << 8 | p[7]);
-	for (unsigned i = 0; i < an; i++) {
-		if (dns_name_read(p, len, &off, name) < 0 || len - off < 10)
-			return 0;
-		unsigned type = (unsigned)(p[off] << 8 | p[off + 1]);
-		size_t rdlen = (size_t)(p[off + 8] << 8 | p[off + 9]);
-		off += 10;
-		if (len - off < rdlen)
-			return 0;
-		if (type == DNS_T_A && rdlen == 4 && !memcmp(p + off, &want, 4))
-			return 1;
-		off += rdlen;
-	}
-	return 0;
+	return rl > 0 && answer_has(p, (size_t)rl, want);
 }
 
 static void report(const char *what, double *v, int n)
