@@ -48,10 +48,15 @@ field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 # pss PID...: the sum of their proportional set sizes, KiB
 pss() { local p t=0 v; for p in "$@"; do v=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null); t=$((t + ${v:-0})); done; echo "$t"; }
-hash8() { printf '%s' "$1" | python3 -c 'import sys
-h=2166136261
-for b in sys.stdin.buffer.read(): h=((h^b)*16777619)&0xffffffff
-print("%08x"%h)'; }
+hash8() { # the FNV-1a hash corral-noded names interfaces with (ASCII names)
+	local s=$1 h=2166136261 i c
+	for ((i = 0; i < ${#s}; i++)); do
+		printf -v c '%d' "'${s:i:1}"
+		h=$(((h ^ c) * 16777619 & 0xffffffff))
+	done
+	printf '%08x
+' "$h"
+}
 CGROOT=/sys/fs/cgroup/memory; [ -d "$CGROOT" ] || CGROOT=/sys/fs/cgroup
 CG=$CGROOT/corral/$(hash8 "$NODE")
 wait_empty() { for _ in $(seq 600); do [ -z "$(ls "$T/nstate/nodes/$NODE/pods" 2>/dev/null)" ] && return 0; sleep 0.1; done; return 1; }

@@ -25,10 +25,15 @@ stop_node() { # NAME [SIGNAL]
 	wait "$p" 2>/dev/null
 	NPID[$1]=
 }
-hash8() { printf '%s' "$1" | python3 -c 'import sys
-h=2166136261
-for b in sys.stdin.buffer.read(): h=((h^b)*16777619)&0xffffffff
-print("%08x"%h)'; }
+hash8() { # the FNV-1a hash corral-noded names interfaces with (ASCII names)
+	local s=$1 h=2166136261 i c
+	for ((i = 0; i < ${#s}; i++)); do
+		printf -v c '%d' "'${s:i:1}"
+		h=$(((h ^ c) * 16777619 & 0xffffffff))
+	done
+	printf '%08x
+' "$h"
+}
 final_cleanup() {
 	local n br
 	for n in "$NA" "$NB" "$NC"; do stop_node "$n"; done
