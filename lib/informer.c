@@ -107,6 +107,7 @@ struct informer {
 	} *gone;
 	size_t ngone;
 	struct loop_timer *gone_timer;
+	uint64_t grace_ms; /* INFORMER__GONE_GRACE_MS unless set */
 };
 
 #define INFORMER__GONE_GRACE_MS 250
@@ -325,7 +326,7 @@ static void informer__gone(struct informer *inf, struct informer__ns *ns, const 
 	inf->gone[inf->ngone].name = xstrdup(name);
 	inf->ngone++;
 	if (!loop_timer_armed(inf->gone_timer))
-		loop_timer_start(inf->gone_timer, INFORMER__GONE_GRACE_MS, 0);
+		loop_timer_start(inf->gone_timer, inf->grace_ms ? inf->grace_ms : 1, 0);
 }
 
 static struct informer__ns *informer__ns_get(struct informer *inf, const char *name, bool add);
@@ -781,6 +782,7 @@ struct informer *informer_new(struct loop *loop, const char *mount, const char *
 	inf->retry_timer = loop_timer_new(loop, informer__on_retry, inf);
 	inf->resync_timer = loop_timer_new(loop, informer__on_resync, inf);
 	inf->gone_timer = loop_timer_new(loop, informer__on_gone, inf);
+	inf->grace_ms = INFORMER__GONE_GRACE_MS;
 	return inf;
 }
 
@@ -948,4 +950,9 @@ int informer_foreach(const struct informer *inf, const char *ns, informer_visit_
 size_t informer_count(const struct informer *inf)
 {
 	return inf->count;
+}
+
+void informer_set_delete_grace(struct informer *inf, uint64_t ms)
+{
+	inf->grace_ms = ms;
 }

@@ -53,6 +53,10 @@ void informer_add_queue(struct informer *inf, struct workqueue *q);
 /* Relist every period_ms (0: never, the default); changes found that way are
  * reported like any other. */
 void informer_set_resync(struct informer *inf, uint64_t period_ms);
+/* How long a file seen going must stay gone to be a delete (default 250 ms,
+ * so that an editor's rename-away save is an update); 0: at once, for
+ * observers that must see every delete before what follows it. */
+void informer_set_delete_grace(struct informer *inf, uint64_t ms);
 
 /* Watches, then lists (every object is reported as an add before this
  * returns), then follows the mount on the loop. Fails if the kind's folder

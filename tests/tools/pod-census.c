@@ -168,6 +168,9 @@ int main(int argc, char **argv)
 	    loop_on_signal(loop, SIGINT, census__stop, NULL, &err) < 0)
 		log_fatal("%s", err->msg);
 	c.inf = informer_new(loop, argv[0], "pods", true);
+	/* the controllers see a delete 250 ms late (an editor's save is not a
+	 * delete): the census must see it before they can act on it */
+	informer_set_delete_grace(c.inf, 0);
 	struct informer_handlers h = {census__add, census__update, census__delete};
 	informer_add_handlers(c.inf, &h, &c);
 	if (informer_start(c.inf, &err) < 0)
