@@ -155,7 +155,7 @@ lint:
 	mandoc -Tlint -Wwarning man/*.[578]
 
 format:
-	clang-format -i lib/*.[ch] fs/*.[ch] tests/unit/*.c
+	clang-format -i lib/*.[ch] fs/*.[ch] noded/*.[ch] pause/*.c shim/*.c tests/unit/*.c
 
 clean:
 	rm -rf build build-asan build-fuzz

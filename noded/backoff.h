@@ -6,9 +6,9 @@
 
 #include <stdint.h>
 
-#define BACKOFF_BASE_MS	 10000
-#define BACKOFF_MAX_MS	 300000
-#define BACKOFF_RESET_S	 600
+#define BACKOFF_BASE_MS 10000
+#define BACKOFF_MAX_MS	300000
+#define BACKOFF_RESET_S 600
 
 /* The wait before restarting a container whose run lasted ran_s seconds;
  * *state_ms is the container's back-off (0 at first) and moves on. */

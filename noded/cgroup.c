@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CGROUP_ROOT "/sys/fs/cgroup"
+#define CGROUP_ROOT	  "/sys/fs/cgroup"
 #define CGROUP_CPU_PERIOD 100000
 
 static bool cgroup__v2(void)
@@ -217,9 +217,9 @@ static uint64_t cgroup__stat_key(const char *path, const char *key)
 
 uint64_t cgroup_oom_kills(const char *rel)
 {
-	cleanup_free char *path =
-	    cgroup__v2() ? xasprintf(CGROUP_ROOT "/%s/memory.events", rel)
-			 : xasprintf(CGROUP_ROOT "/memory/%s/memory.oom_control", rel);
+	cleanup_free char *path = cgroup__v2()
+				      ? xasprintf(CGROUP_ROOT "/%s/memory.events", rel)
+				      : xasprintf(CGROUP_ROOT "/memory/%s/memory.oom_control", rel);
 	return cgroup__stat_key(path, "oom_kill");
 }
 

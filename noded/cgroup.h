@@ -16,8 +16,8 @@
 #include "error.h"
 
 struct cgroup_limits {
-	int64_t memory_bytes; /* 0: none */
-	int64_t cpu_milli;    /* limit; 0: none */
+	int64_t memory_bytes;	   /* 0: none */
+	int64_t cpu_milli;	   /* limit; 0: none */
 	int64_t cpu_request_milli; /* shares / weight; 0: the default */
 };
 

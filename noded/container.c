@@ -49,9 +49,8 @@ char *container_expand(const char *s, const struct strv *env)
 static const char *container__field(const struct ynode *pod, const char *path,
 				    const struct container_env *ce)
 {
-	static const char *const plain[] = {"metadata.name",	     "metadata.namespace",
-					    "metadata.uid",	     "spec.nodeName",
-					    "spec.serviceAccountName"};
+	static const char *const plain[] = {"metadata.name", "metadata.namespace", "metadata.uid",
+					    "spec.nodeName", "spec.serviceAccountName"};
 	for (size_t i = 0; i < ARRAY_SIZE(plain); i++) {
 		if (strcmp(path, plain[i]) == 0) {
 			const char *v = ynode_path_str(pod, path);
@@ -174,7 +173,8 @@ static int container__env(const struct ynode *pod, const struct ynode *c,
 			continue;
 		}
 		bool secret = ynode_get(vf, "secretKeyRef") != NULL;
-		const struct ynode *ref = ynode_get(vf, secret ? "secretKeyRef" : "configMapKeyRef");
+		const struct ynode *ref =
+		    ynode_get(vf, secret ? "secretKeyRef" : "configMapKeyRef");
 		if (!ref) {
 			if (ynode_get(vf, "resourceFieldRef"))
 				continue; /* limits as env: not yet */
@@ -216,16 +216,19 @@ static int container__mounts(const struct ynode *c, const struct container_env *
 		bool ro = false;
 		ynode_bool(ynode_get(m, "readOnly"), &ro);
 		if (!name || !target || target[0] != '/')
-			return error_set(err, EINVAL, "volumeMounts[%zu]: needs a name and an "
-						      "absolute mountPath", i);
+			return error_set(err, EINVAL,
+					 "volumeMounts[%zu]: needs a name and an "
+					 "absolute mountPath",
+					 i);
 		const char *src = ce->volume ? ce->volume(ce->data, name) : NULL;
 		if (!src)
-			return error_set(err, EINVAL, "volumeMounts[%zu]: no volume \"%s\" in the pod",
-					 i, name);
+			return error_set(err, EINVAL,
+					 "volumeMounts[%zu]: no volume \"%s\" in the pod", i, name);
 		if (sub && *sub && (sub[0] == '/' || strstr(sub, "..")))
 			return error_set(err, EINVAL,
 					 "volumeMounts[%zu]: subPath \"%s\" must be a relative "
-					 "path without ..", i, sub);
+					 "path without ..",
+					 i, sub);
 		if (strchr(src, ':') || strchr(target, ':') || (sub && strchr(sub, ':')))
 			return error_set(err, EINVAL,
 					 "volumeMounts[%zu]: paths with ':' are not supported", i);
@@ -257,7 +260,8 @@ int container_plan(const struct ynode *pod, const struct ynode *c, const struct 
 		host = ynode_path_str(pod, "metadata.name");
 	if (host)
 		strv_setenv(&out->env, "HOSTNAME", host);
-	if (container__env(pod, c, ce, &out->env, err) < 0 || container__mounts(c, ce, out, err) < 0)
+	if (container__env(pod, c, ce, &out->env, err) < 0 ||
+	    container__mounts(c, ce, out, err) < 0)
 		goto fail;
 
 	const struct ynode *command = ynode_get(c, "command");
@@ -279,8 +283,10 @@ int container_plan(const struct ynode *pod, const struct ynode *c, const struct 
 			strv_add(&out->argv, img->cmd.v[i]);
 	if (out->argv.n == 0) {
 		out->reason = "CreateContainerError";
-		error_set(err, EINVAL, "no command specified: the container has no command and "
-				       "image %s no entrypoint or cmd", img->ref);
+		error_set(err, EINVAL,
+			  "no command specified: the container has no command and "
+			  "image %s no entrypoint or cmd",
+			  img->ref);
 		goto fail;
 	}
 	const char *wd = ynode_path_str(c, "workingDir");
@@ -289,7 +295,7 @@ int container_plan(const struct ynode *pod, const struct ynode *c, const struct 
 	else if (img->working_dir)
 		out->working_dir = xstrdup(img->working_dir);
 	return 0;
-fail: {
+fail : {
 	const char *reason = out->reason;
 	container_plan_clear(out);
 	out->reason = reason;

@@ -49,7 +49,7 @@ struct container_plan {
 	struct strv env;   /* NAME=VALUE */
 	struct strv binds; /* nspawn's --bind / --bind-ro values: "SRC:DST" */
 	struct strv binds_ro;
-	char *working_dir; /* NULL: the image's root */
+	char *working_dir;  /* NULL: the image's root */
 	const char *reason; /* on failure: the waiting reason */
 };
 

@@ -21,8 +21,7 @@ static int image__names(const char *ref, char **name, char **tag, struct error *
 	if (colon)
 		*colon = '\0';
 	const char *t = colon ? colon + 1 : "latest";
-	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0 || !*t ||
-	    strchr(t, '/'))
+	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0 || !*t || strchr(t, '/'))
 		return error_set(err, EINVAL, "\"%s\" is not an image reference", ref);
 	for (const char *p = last; *p; p++) {
 		if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789._-", *p))
@@ -34,8 +33,8 @@ static int image__names(const char *ref, char **name, char **tag, struct error *
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
 			    *p))
 			return error_set(err, EINVAL,
-					 "\"%s\" is not an image reference (its tag has '%c')",
-					 ref, *p);
+					 "\"%s\" is not an image reference (its tag has '%c')", ref,
+					 *p);
 	}
 	*name = xstrdup(last);
 	*tag = xstrdup(t);
@@ -48,8 +47,7 @@ static bool image__is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static const struct ynode *image__key(const struct ynode *cfg, const char *lower,
-				      const char *upper)
+static const struct ynode *image__key(const struct ynode *cfg, const char *lower, const char *upper)
 {
 	const struct ynode *v = ynode_get(cfg, lower);
 	return v ? v : ynode_get(cfg, upper);
@@ -84,8 +82,8 @@ static int image__config(const char *path, struct image *img, struct error **err
 		error_set(err, EINVAL, "not a mapping");
 		goto bad;
 	}
-	if (image__list(image__key(cfg, "entrypoint", "Entrypoint"), "entrypoint",
-			&img->entrypoint, err) < 0 ||
+	if (image__list(image__key(cfg, "entrypoint", "Entrypoint"), "entrypoint", &img->entrypoint,
+			err) < 0 ||
 	    image__list(image__key(cfg, "cmd", "Cmd"), "cmd", &img->cmd, err) < 0 ||
 	    image__list(image__key(cfg, "env", "Env"), "env", &img->env, err) < 0)
 		goto bad;

@@ -20,9 +20,9 @@
 #include "strv.h"
 
 struct image {
-	char *ref;	   /* as the pod names it */
-	char *root;	   /* the folder */
-	char *id;	   /* imageID for the status: "corral-image://<root>" */
+	char *ref;  /* as the pod names it */
+	char *root; /* the folder */
+	char *id;   /* imageID for the status: "corral-image://<root>" */
 	struct strv entrypoint;
 	struct strv cmd;
 	struct strv env;

@@ -12,9 +12,9 @@
 #include "loop.h"
 #include "names.h"
 #include "net.h"
-#include "proxy.h"
 #include "node.h"
 #include "pods.h"
+#include "proxy.h"
 #include "quantity.h"
 #include "runtime.h"
 #include "util.h"
@@ -354,7 +354,8 @@ int main(int argc, char **argv)
 	if (!cf.hollow) {
 		const struct cidr *pc = node_agent_pod_cidr(na);
 		if (!pc) {
-			error_set(&err, EINVAL, "the node has no podCIDR: pods cannot get addresses");
+			error_set(&err, EINVAL,
+				  "the node has no podCIDR: pods cannot get addresses");
 			goto out_node;
 		}
 		const struct net_opts nopts = {

@@ -173,8 +173,8 @@ void net_down(struct net *n)
 		char pods[CIDR_STR_SIZE], services[CIDR_STR_SIZE];
 		cidr_format(&n->cluster_cidr, pods);
 		cidr_format(&n->service_cidr, services);
-		cleanup_free char *routes = xasprintf("route del unreachable %s\nroute del unreachable %s\n", pods,
-				   services);
+		cleanup_free char *routes = xasprintf(
+		    "route del unreachable %s\nroute del unreachable %s\n", pods, services);
 		char *argv[] = {"ip", "-force", "-batch", "-", NULL};
 		if (exec_run(argv, routes, 0, &err) < 0) {
 			log_debug("network: %s", err->msg);

@@ -28,10 +28,10 @@
 #define NET_IFNAME_SIZE 16
 
 struct net_opts {
-	const char *node;	     /* the node's name */
-	struct cidr pod_cidr;	     /* this node's */
-	struct cidr cluster_cidr;    /* every node's pods */
-	struct cidr service_cidr;    /* ClusterIPs */
+	const char *node;	  /* the node's name */
+	struct cidr pod_cidr;	  /* this node's */
+	struct cidr cluster_cidr; /* every node's pods */
+	struct cidr service_cidr; /* ClusterIPs */
 };
 
 struct net;

@@ -386,8 +386,8 @@ int pods_start(struct pods *p, struct error **err)
 		error_prefix(err, "pods");
 		return -1;
 	}
-	if (p->configmaps && (informer_start(p->configmaps, err) < 0 ||
-			      informer_start(p->secrets, err) < 0)) {
+	if (p->configmaps &&
+	    (informer_start(p->configmaps, err) < 0 || informer_start(p->secrets, err) < 0)) {
 		error_prefix(err, "configmaps and secrets");
 		return -1;
 	}

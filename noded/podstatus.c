@@ -183,9 +183,10 @@ static struct ynode *pod__container_status(const struct pod_container_report *c,
 		struct ynode *t = ynode_new_map();
 		char buf[META_TIME_SIZE];
 		ynode_set(t, "exitCode", ynode_new_int(c->last_exit_code));
-		ynode_set(t, "reason", ynode_new_str(c->last_reason ? c->last_reason
-						      : c->last_exit_code == 0 ? "Completed"
-									       : "Error"));
+		ynode_set(t, "reason",
+			  ynode_new_str(c->last_reason		 ? c->last_reason
+					: c->last_exit_code == 0 ? "Completed"
+								 : "Error"));
 		meta_time_format(c->last_started_at ? c->last_started_at : now, buf);
 		ynode_set(t, "startedAt", ynode_new_str(buf));
 		meta_time_format(c->last_finished_at ? c->last_finished_at : now, buf);
@@ -288,8 +289,9 @@ struct ynode *podstatus_build(const struct ynode *pod, const struct pod_report *
 	char nowbuf[META_TIME_SIZE];
 	meta_time_format(now, nowbuf);
 
-	const char *phase = r->pod_reason ? "Failed"
-					  : podstatus_phase(r, ynode_path_str(pod, "spec.restartPolicy"));
+	const char *phase = r->pod_reason
+				? "Failed"
+				: podstatus_phase(r, ynode_path_str(pod, "spec.restartPolicy"));
 	ynode_set(st, "phase", ynode_new_str(phase));
 	if (r->pod_reason) {
 		ynode_set(st, "reason", ynode_new_str(r->pod_reason));

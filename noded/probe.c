@@ -165,8 +165,7 @@ static void probe__on_socket(struct loop *loop, int fd, unsigned events, void *d
 		p->got += (size_t)r;
 	p->buf[p->got] = '\0';
 	int status = 0;
-	if (sscanf(p->buf, "HTTP/%*s %d", &status) == 1 || r <= 0 ||
-	    p->got == sizeof(p->buf) - 1) {
+	if (sscanf(p->buf, "HTTP/%*s %d", &status) == 1 || r <= 0 || p->got == sizeof(p->buf) - 1) {
 		bool ok = status >= 200 && status < 400;
 		cleanup_free char *why = xasprintf("HTTP probe failed with statuscode: %d", status);
 		probe__result(p, ok, why);
@@ -257,8 +256,8 @@ static void probe__attempt(struct probe *p)
 			return;
 		}
 	} else {
-		int port = probe__port(p->spec, p->kind == PROBE_HTTP ? "httpGet.port"
-								      : "tcpSocket.port");
+		int port =
+		    probe__port(p->spec, p->kind == PROBE_HTTP ? "httpGet.port" : "tcpSocket.port");
 		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 		if (port < 0 || !pr->ip || inet_pton(AF_INET, pr->ip, &sa.sin_addr) != 1) {
 			probe__result(p, false, "no address or port to probe");
@@ -289,8 +288,7 @@ static void probe__on_tick(struct loop *loop, struct loop_timer *t, void *data)
 	probe__attempt(p);
 }
 
-static long long probe__int(const struct ynode *spec, const char *key, long long def,
-			    long long min)
+static long long probe__int(const struct ynode *spec, const char *key, long long def, long long min)
 {
 	long long v;
 	if (ynode_int(ynode_get(spec, key), &v) == 0 && v >= min)
@@ -318,8 +316,8 @@ void probes_start(struct probes *pr, const struct ynode *spec, const char *pod_i
 		const struct ynode *s = ynode_get(spec, keys[i]);
 		if (!s || s->type != YNODE_MAP)
 			continue;
-		p->kind = ynode_get(s, "exec")	     ? PROBE_EXEC
-			  : ynode_get(s, "httpGet")  ? PROBE_HTTP
+		p->kind = ynode_get(s, "exec")	      ? PROBE_EXEC
+			  : ynode_get(s, "httpGet")   ? PROBE_HTTP
 			  : ynode_get(s, "tcpSocket") ? PROBE_TCP
 						      : PROBE_NONE;
 		if (p->kind == PROBE_NONE)

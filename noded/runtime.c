@@ -53,8 +53,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NSPAWN_ADOPT_GRACE_MS  15000
-#define NSPAWN_RETRY_MS	       5000
+#define NSPAWN_ADOPT_GRACE_MS 15000
+#define NSPAWN_RETRY_MS	      5000
 
 struct nspawn;
 struct rpod;
@@ -64,15 +64,15 @@ struct rctr {
 	struct rpod *pod;
 	char *name;
 	bool init;
-	size_t index;	  /* in the pod's spec list */
-	char *dir;	  /* STATE/c/NAME */
-	char *cgroup;	  /* corral/NODE/UID/NAME */
-	pid_t shim;	  /* running: its shim; 0: not running */
-	int pidfd;	  /* the shim's, on the loop */
-	int readyfd;	  /* the shim says the container's process started */
-	bool started;	  /* it did: the container runs */
-	bool ever;	  /* started at least once */
-	bool done;	  /* terminated and not to be restarted (for now) */
+	size_t index; /* in the pod's spec list */
+	char *dir;    /* STATE/c/NAME */
+	char *cgroup; /* corral/NODE/UID/NAME */
+	pid_t shim;   /* running: its shim; 0: not running */
+	int pidfd;    /* the shim's, on the loop */
+	int readyfd;  /* the shim says the container's process started */
+	bool started; /* it did: the container runs */
+	bool ever;    /* started at least once */
+	bool done;    /* terminated and not to be restarted (for now) */
 	int restarts;
 	time_t started_at;
 	uint64_t oom_before;
@@ -95,8 +95,8 @@ struct rctr {
 struct rpod {
 	struct nspawn *rt;
 	char *key, *uid, *ns, *name;
-	char *dir;	/* STATE */
-	char *logdir;	/* /var/log/pods/NS_NAME_UID */
+	char *dir;    /* STATE */
+	char *logdir; /* /var/log/pods/NS_NAME_UID */
 	char *ip;
 	pid_t pause;
 	int pause_fd;
@@ -104,14 +104,14 @@ struct rpod {
 	size_t nc, ninit;
 	struct volumes *vols;
 	long long grace_s;
-	bool synced;	  /* claimed by a pod since the agent started */
-	bool dying;	  /* deleted: being stopped */
+	bool synced; /* claimed by a pod since the agent started */
+	bool dying;  /* deleted: being stopped */
 	bool evicted;
 	char *evict_message;
 	struct loop_timer *timer; /* retries, back-offs, the grace period */
 	uint64_t timer_at;
-	uint64_t deadline_ms;	  /* dying: the end of the grace period */
-	struct ynode *spec_pod;	  /* the pod as last synced (for probes, eviction) */
+	uint64_t deadline_ms;	/* dying: the end of the grace period */
+	struct ynode *spec_pod; /* the pod as last synced (for probes, eviction) */
 };
 
 struct nspawn {
@@ -449,10 +449,10 @@ static void nspawn__watch_shim(struct rctr *c)
 	struct nspawn *rt = c->pod->rt;
 	c->pidfd = nspawn__pidfd_open(c->shim);
 	struct error *err = NULL;
-	if (c->pidfd < 0 || loop_add_fd(rt->loop, c->pidfd, LOOP_READ, nspawn__on_shim, c,
-					&err) < 0) {
-		log_warn("pod %s: container %s: cannot watch its shim %d: %s", c->pod->key,
-			 c->name, (int)c->shim, err ? err->msg : strerror(errno));
+	if (c->pidfd < 0 ||
+	    loop_add_fd(rt->loop, c->pidfd, LOOP_READ, nspawn__on_shim, c, &err) < 0) {
+		log_warn("pod %s: container %s: cannot watch its shim %d: %s", c->pod->key, c->name,
+			 (int)c->shim, err ? err->msg : strerror(errno));
 		error_free(err);
 		if (c->pidfd >= 0)
 			close(c->pidfd);
@@ -644,9 +644,9 @@ static int nspawn__etc(struct rpod *p, const struct ynode *pod, const char *root
 	if (!host)
 		host = p->name;
 	const char *sub = ynode_path_str(pod, "spec.subdomain");
-	cleanup_free char *fqdn = sub ? xasprintf("%s.%s.%s.svc.%s\t%s", host, sub, p->ns,
-						  rt->domain, host)
-				      : xstrdup(host);
+	cleanup_free char *fqdn =
+	    sub ? xasprintf("%s.%s.%s.svc.%s\t%s", host, sub, p->ns, rt->domain, host)
+		: xstrdup(host);
 	cleanup_free char *hosts =
 	    xasprintf("# Kubernetes-managed hosts file (corral-noded).\n"
 		      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
@@ -913,7 +913,7 @@ static const struct ynode *nspawn__spec(const struct ynode *pod, const struct rc
 	const struct ynode *list =
 	    ynode_path(pod, c->init ? "spec.initContainers" : "spec.containers");
 	return list && list->type == YNODE_SEQ && c->index < list->n ? ynode_item(list, c->index)
-								      : NULL;
+								     : NULL;
 }
 
 /* Brings one container along; true when it is "through" (an init
@@ -1154,8 +1154,8 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 	for (size_t i = 0; i < p->nc && through; i++) {
 		if (!p->c[i]->init)
 			continue;
-		through = nspawn__step(p->c[i], pod, policy) && p->c[i]->done &&
-			  p->c[i]->exit_code == 0;
+		through =
+		    nspawn__step(p->c[i], pod, policy) && p->c[i]->done && p->c[i]->exit_code == 0;
 	}
 	if (through) {
 		for (size_t i = 0; i < p->nc; i++) {

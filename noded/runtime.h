@@ -58,16 +58,16 @@ struct net;
 /* What the real runtime needs to know of its node. */
 struct nspawn_opts {
 	struct loop *loop;
-	const char *mount;	  /* the cluster's, for configMaps and secrets */
-	const char *node;	  /* the node's name */
-	const char *state_dir;	  /* /var/lib/corral */
-	const char *images_dir;	  /* /var/lib/corral/images */
-	const char *log_dir;	  /* /var/log/pods */
-	const char *bin_dir;	  /* where corral-pause and corral-shim are */
-	const char *dns_ip;	  /* pods' nameserver (dnsPolicy ClusterFirst) */
-	const char *domain;	  /* cluster.local */
-	struct net *net;	  /* the node's bridge */
-	long long eviction_bytes; /* evict below this much available memory */
+	const char *mount;	     /* the cluster's, for configMaps and secrets */
+	const char *node;	     /* the node's name */
+	const char *state_dir;	     /* /var/lib/corral */
+	const char *images_dir;	     /* /var/lib/corral/images */
+	const char *log_dir;	     /* /var/log/pods */
+	const char *bin_dir;	     /* where corral-pause and corral-shim are */
+	const char *dns_ip;	     /* pods' nameserver (dnsPolicy ClusterFirst) */
+	const char *domain;	     /* cluster.local */
+	struct net *net;	     /* the node's bridge */
+	long long eviction_bytes;    /* evict below this much available memory */
 	uint64_t eviction_period_ms; /* how often to look; 0: 2 s */
 };
 

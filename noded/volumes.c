@@ -108,8 +108,8 @@ static int volumes__host_path(const struct ynode *spec, struct error **err)
 		const char *type;
 		mode_t mode;
 	} want[] = {
-	    {"Directory", S_IFDIR}, {"DirectoryOrCreate", S_IFDIR}, {"File", S_IFREG},
-	    {"FileOrCreate", S_IFREG}, {"Socket", S_IFSOCK},	    {"CharDevice", S_IFCHR},
+	    {"Directory", S_IFDIR},    {"DirectoryOrCreate", S_IFDIR}, {"File", S_IFREG},
+	    {"FileOrCreate", S_IFREG}, {"Socket", S_IFSOCK},	       {"CharDevice", S_IFCHR},
 	    {"BlockDevice", S_IFBLK},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
@@ -178,8 +178,8 @@ static int volumes__projected(const struct ynode *spec, bool secret, const char 
 	if (r == -ENOENT) {
 		if (optional)
 			return 0;
-		return error_set(err, ENOENT, "%s \"%s\" not found", secret ? "secret" : "configmap",
-				 name);
+		return error_set(err, ENOENT, "%s \"%s\" not found",
+				 secret ? "secret" : "configmap", name);
 	}
 	if (r < 0)
 		return r;
@@ -242,8 +242,9 @@ static int volumes__claim(const struct ynode *spec, container_lookup_fn lookup, 
 	}
 	r = lookup(data, "persistentvolumes", pvname, &pv, err);
 	if (r == -ENOENT)
-		r = error_set(err, ENOENT, "persistentvolume \"%s\" (bound to claim \"%s\") not found",
-			      pvname, claim);
+		r = error_set(err, ENOENT,
+			      "persistentvolume \"%s\" (bound to claim \"%s\") not found", pvname,
+			      claim);
 	if (r == 0) {
 		const char *p = ynode_path_str(pv, "spec.hostPath.path");
 		if (!p)
@@ -285,7 +286,7 @@ int volumes_prepare(const struct ynode *pod, const char *pod_dir, container_look
 		} else if ((spec = ynode_get(vol, "hostPath"))) {
 			r = volumes__host_path(spec, err);
 			path = xstrdup(ynode_path_str(spec, "path") ? ynode_path_str(spec, "path")
-								      : "");
+								    : "");
 		} else if ((spec = ynode_get(vol, "configMap"))) {
 			r = volumes__projected(spec, false, dir, lookup, data, err);
 			path = xstrdup(dir);
@@ -295,9 +296,10 @@ int volumes_prepare(const struct ynode *pod, const char *pod_dir, container_look
 		} else if ((spec = ynode_get(vol, "persistentVolumeClaim"))) {
 			r = volumes__claim(spec, lookup, data, &path, err);
 		} else {
-			r = error_set(err, ENOTSUP, "its type is not one this node mounts (emptyDir, "
-						    "hostPath, configMap, secret, "
-						    "persistentVolumeClaim)");
+			r = error_set(err, ENOTSUP,
+				      "its type is not one this node mounts (emptyDir, "
+				      "hostPath, configMap, secret, "
+				      "persistentVolumeClaim)");
 		}
 		if (r < 0) {
 			free(path);
