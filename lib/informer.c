@@ -321,12 +321,16 @@ static void informer__gone(struct informer *inf, struct informer__ns *ns, const 
 		log_warn("informer %s: %s: %s", inf->plural, path, strerror(errno));
 		return;
 	}
+	if (inf->grace_ms == 0) {
+		informer__remove(inf, ns, name);
+		return;
+	}
 	inf->gone = xrealloc(inf->gone, sizeof(*inf->gone) * (inf->ngone + 1));
 	inf->gone[inf->ngone].ns = inf->namespaced ? xstrdup(ns->name) : NULL;
 	inf->gone[inf->ngone].name = xstrdup(name);
 	inf->ngone++;
 	if (!loop_timer_armed(inf->gone_timer))
-		loop_timer_start(inf->gone_timer, inf->grace_ms ? inf->grace_ms : 1, 0);
+		loop_timer_start(inf->gone_timer, inf->grace_ms, 0);
 }
 
 static struct informer__ns *informer__ns_get(struct informer *inf, const char *name, bool add);

@@ -315,6 +315,24 @@ static void test_informer_watch__create_rename_over_delete(void **state)
 	expect_quiet(fx);
 }
 
+static void test_informer_watch__delete_grace_zero_reports_deletes_at_once(void **state)
+{
+	struct fixture *fx = *state;
+	write_obj(fx, "namespaces/dev/pods/old.yaml", "1");
+	fx->inf = informer_new(fx->loop, fx->dir, "pods", true);
+	informer_set_delete_grace(fx->inf, 0);
+	informer_add_handlers(fx->inf, &handlers, fx);
+	assert_int_equal(informer_start(fx->inf, NULL), 0);
+	expect_next(fx, 'A', "dev/old", "1");
+	/* both happen before the informer looks: the delete comes first, as
+	 * it happened (with the default grace it would come 250 ms later) */
+	unlink_rel(fx, "namespaces/dev/pods/old.yaml");
+	write_obj(fx, "namespaces/dev/pods/new.yaml", "1");
+	expect_next(fx, 'D', "dev/old", "1");
+	expect_next(fx, 'A', "dev/new", "1");
+	expect_quiet(fx);
+}
+
 static void test_informer_watch__scratch_files_are_ignored(void **state)
 {
 	struct fixture *fx = *state;
@@ -681,6 +699,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_informer_start__lists_objects_and_skips_the_rest),
 		T(test_informer_watch__create_rename_over_delete),
+		T(test_informer_watch__delete_grace_zero_reports_deletes_at_once),
 		T(test_informer_watch__scratch_files_are_ignored),
 		T(test_informer_watch__editor_backup_rename_is_an_update),
 		T(test_informer_watch__unparsable_file_is_skipped),
