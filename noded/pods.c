@@ -333,6 +333,26 @@ static void pods__gone(void *data, const char *uid)
 	}
 }
 
+/* The runtime wants a ConfigMap or Secret: from the caches that follow
+ * them, when they are followed. */
+static int pods__cached(void *data, const char *plural, const char *ns, const char *name,
+			struct ynode **out)
+{
+	struct pods *p = data;
+	struct informer *inf = !p->configmaps			   ? NULL
+			       : strcmp(plural, "configmaps") == 0 ? p->configmaps
+			       : strcmp(plural, "secrets") == 0	   ? p->secrets
+								   : NULL;
+	if (!inf)
+		return 1;
+	cleanup_free char *key = xasprintf("%s/%s", ns, name);
+	const struct ynode *obj = informer_get(inf, key);
+	if (!obj)
+		return -ENOENT;
+	*out = ynode_clone(obj);
+	return 0;
+}
+
 /* The runtime learnt that a pod changed on its own. */
 static void pods__notify(void *data, const char *key)
 {
@@ -373,6 +393,7 @@ struct pods *pods_new(struct loop *loop, const struct pods_opts *o, struct runti
 	}
 	rt->notify = pods__notify;
 	rt->gone = pods__gone;
+	rt->cached = pods__cached;
 	rt->notify_data = p;
 	return p;
 }
@@ -412,6 +433,7 @@ void pods_free(struct pods *p)
 	loop_timer_free(p->resync);
 	p->rt->notify = NULL;
 	p->rt->gone = NULL;
+	p->rt->cached = NULL;
 	p->rt->notify_data = NULL;
 	workqueue_set_handler(p->q, NULL, NULL);
 	informer_free(p->inf);

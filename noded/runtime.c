@@ -122,7 +122,6 @@ struct nspawn {
 	struct net *net;
 	long long eviction_bytes;
 	uint64_t eviction_period_ms;
-	bool pressure;
 	struct rpod **pods;
 	size_t npods;
 	struct loop_timer *adopt_timer;
@@ -570,6 +569,14 @@ static int nspawn__lookup(void *data, const char *plural, const char *name, stru
 			  struct error **err)
 {
 	struct nspawn__lookup *l = data;
+	/* ConfigMaps and Secrets from the agent's caches (every sync reads
+	 * them, to keep volumes' files current); the rest from the mount */
+	const struct runtime *base = &l->rt->base;
+	if (base->cached) {
+		int r = base->cached(base->notify_data, plural, l->ns, name, out);
+		if (r <= 0)
+			return r;
+	}
 	cleanup_free char *path =
 	    strcmp(plural, "persistentvolumes") == 0
 		? xasprintf("%s/%s/%s.yaml", l->rt->mount, plural, name)
@@ -1426,8 +1433,7 @@ static void nspawn__on_evict_timer(struct loop *loop, struct loop_timer *t, void
 	(void)t;
 	struct nspawn *rt = data;
 	long long avail = nspawn__mem_available();
-	rt->pressure = avail >= 0 && avail < rt->eviction_bytes;
-	if (!rt->pressure)
+	if (avail < 0 || avail >= rt->eviction_bytes)
 		return;
 	struct rpod *victim = NULL;
 	int vcls = 3;

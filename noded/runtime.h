@@ -48,6 +48,11 @@ struct runtime {
 	 * again); set by pods.c. Runtimes whose kill_pod() finishes at once
 	 * (async_kill false) never call it. */
 	void (*gone)(void *data, const char *uid);
+	/* An object of kind folder plural in namespace ns from the agent's
+	 * caches: 0 with *out (a copy), -ENOENT, or 1 when that kind is not
+	 * cached (read it from the mount); set by pods.c, may be NULL. */
+	int (*cached)(void *data, const char *plural, const char *ns, const char *name,
+		      struct ynode **out);
 	void *notify_data;
 	bool async_kill;
 };

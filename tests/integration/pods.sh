@@ -295,6 +295,8 @@ spec:
   containers: [{name: c, image: busybox, command: ["sleep", "60"], env: [{name: X, valueFrom: {configMapKeyRef: {name: missing, key: k}}}]}]
 Y
 check "a configMap that does not exist: CreateContainerConfigError" wait_for 15 sh -c "grep -q 'reason: CreateContainerConfigError' '$(pod nocm)' && grep -q 'configmap \"missing\" not found' '$(pod nocm)'"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: missing}\ndata: {k: v}\n' >"$M/namespaces/dev/configmaps/missing.yaml"
+check "once the configMap is written, the pod runs (no restart of anything needed)" wait_for 15 grep -q '      running:' "$(pod nocm)"
 cat >"$(pod ports)" <<Y
 apiVersion: v1
 kind: Pod
