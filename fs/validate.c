@@ -3375,53 +3375,6 @@ static void default_endpoints(struct vctx *c, struct ynode *obj)
 
 /* ---- ConfigMap and Secret --------------------------------------------- */
 
-static const int8_t b64_table[256] = {
-    ['A'] = 1,	['B'] = 2,  ['C'] = 3,	['D'] = 4,  ['E'] = 5,	['F'] = 6,
-    ['G'] = 7,	['H'] = 8,  ['I'] = 9,	['J'] = 10, ['K'] = 11, ['L'] = 12,
-    ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16, ['Q'] = 17, ['R'] = 18,
-    ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
-    ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30,
-    ['e'] = 31, ['f'] = 32, ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36,
-    ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40, ['o'] = 41, ['p'] = 42,
-    ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
-    ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54,
-    ['2'] = 55, ['3'] = 56, ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60,
-    ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64,
-};
-
-/* Standard base64 with padding, as Go decodes a []byte from JSON (line
- * breaks ignored). Returns the decoded length, or -1 with the offset of the
- * first bad byte in *bad. */
-static long long b64_decoded_len(const char *s, size_t *bad)
-{
-	size_t n = 0, pad = 0;
-	size_t len = strlen(s);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch == '\n' || ch == '\r')
-			continue;
-		if (ch == '=') {
-			if (n % 4 < 2 || pad >= 2) {
-				*bad = i;
-				return -1;
-			}
-			pad++;
-			n++;
-			continue;
-		}
-		if (!b64_table[ch] || pad) {
-			*bad = i;
-			return -1;
-		}
-		n++;
-	}
-	if (n % 4) {
-		*bad = len;
-		return -1;
-	}
-	return (long long)(n / 4 * 3 - pad);
-}
-
 static char *b64_encode(const char *s, size_t len)
 {
 	static const char abc[] =
@@ -3476,14 +3429,14 @@ static struct ynode *check_data(struct vctx *c, const struct ynode *obj,
 			*size += v->len;
 			continue;
 		}
-		size_t bad = 0;
-		long long n = b64_decoded_len(v->str, &bad);
-		if (n < 0)
+		size_t bad = 0, n = 0;
+		cleanup_free char *dec = util_base64_decode(v->str, &n, &bad);
+		if (!dec)
 			err_invalid_str(
 			    c, entry, secret ? "<secret data>" : v->str,
 			    "illegal base64 data at input byte %zu", bad);
 		else
-			*size += (size_t)n;
+			*size += n;
 	}
 	return data;
 }

@@ -179,33 +179,44 @@ static int util__b64_value(unsigned char ch)
 	return -1;
 }
 
-char *util_base64_decode(const char *s, size_t *len)
+char *util_base64_decode(const char *s, size_t *len, size_t *bad)
 {
-	size_t cap = strlen(s) / 4 * 3 + 4, n = 0;
-	char *out = xmalloc(cap);
-	unsigned acc = 0, bits = 0, pad = 0;
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	size_t slen = strlen(s), n = 0, chars = 0, pad = 0;
+	char *out = xmalloc(slen / 4 * 3 + 4);
+	unsigned acc = 0, bits = 0;
+	for (size_t i = 0; i < slen; i++) {
+		unsigned char ch = (unsigned char)s[i];
 		if (ch == '\n' || ch == '\r')
 			continue;
 		if (ch == '=') {
+			/* padding only ends a group of 2 or 3 characters */
+			if (chars % 4 < 2 || pad >= 2)
+				goto fail_at_i;
 			pad++;
+			chars++;
 			continue;
 		}
 		int v = util__b64_value(ch);
-		if (v < 0 || pad) {
-			free(out);
-			return NULL;
-		}
+		if (v < 0 || pad)
+			goto fail_at_i;
 		acc = (acc << 6) | (unsigned)v;
 		bits += 6;
+		chars++;
 		if (bits >= 8) {
 			bits -= 8;
 			out[n++] = (char)((acc >> bits) & 0xff);
 		}
-	}
-	if (pad > 2) {
+		continue;
+	fail_at_i:
 		free(out);
+		if (bad)
+			*bad = i;
+		return NULL;
+	}
+	if (chars % 4) {
+		free(out);
+		if (bad)
+			*bad = slen;
 		return NULL;
 	}
 	out[n] = '\0';

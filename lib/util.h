@@ -40,9 +40,11 @@ void cleanup_closedirp(DIR **d);
 char *util_read_file(const char *path, size_t *len);
 /* Write all of buf to fd, retrying on EINTR and short writes. */
 int util_write_all(int fd, const void *buf, size_t len);
-/* Standard base64 (line breaks ignored): a malloc'd, NUL-terminated
- * buffer (*len, if not NULL, its length), or NULL if s is not base64. */
-char *util_base64_decode(const char *s, size_t *len);
+/* Standard base64 with padding, as Go decodes a []byte from JSON (line
+ * breaks ignored): a malloc'd, NUL-terminated buffer (*len, if not NULL,
+ * its length), or NULL if s is not base64, with the offset of the first
+ * bad byte in *bad (if not NULL). */
+char *util_base64_decode(const char *s, size_t *len, size_t *bad);
 /* mkdir -p; returns 0 or -errno. */
 int util_mkdir_p(const char *path, unsigned mode);
 

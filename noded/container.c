@@ -85,14 +85,14 @@ static char *container__key(const struct ynode *obj, bool secret, const char *ke
 	const char *v = ynode_str(ynode_get(ynode_get(obj, "data"), key));
 	if (v && secret) {
 		size_t len;
-		char *dec = util_base64_decode(v, &len);
+		char *dec = util_base64_decode(v, &len, NULL);
 		return dec;
 	}
 	if (v)
 		return xstrdup(v);
 	v = ynode_str(ynode_get(ynode_get(obj, secret ? "stringData" : "binaryData"), key));
 	if (v && !secret)
-		return util_base64_decode(v, NULL);
+		return util_base64_decode(v, NULL, NULL);
 	return v ? xstrdup(v) : NULL;
 }
 

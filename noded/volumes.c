@@ -211,7 +211,7 @@ static int volumes__projected(const struct ynode *spec, bool secret, const char 
 			if (!path || !key || !val)
 				continue;
 			size_t len = strlen(val);
-			cleanup_free char *dec = b64 ? util_base64_decode(val, &len) : NULL;
+			cleanup_free char *dec = b64 ? util_base64_decode(val, &len, NULL) : NULL;
 			if (b64 && !dec) {
 				r = error_set(err, EINVAL, "key %s is not base64", key);
 				break;

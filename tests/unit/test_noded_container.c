@@ -432,15 +432,25 @@ static void test_base64__decodes_and_refuses(void **state)
 {
 	(void)state;
 	size_t len;
-	char *s = util_base64_decode("aGVsbG8=", &len);
+	char *s = util_base64_decode("aGVsbG8=", &len, NULL);
 	assert_string_equal(s, "hello");
 	assert_int_equal(len, 5);
 	free(s);
-	s = util_base64_decode("aGVs\nbG8h", &len);
+	s = util_base64_decode("aGVs\nbG8h", &len, NULL);
 	assert_string_equal(s, "hello!");
 	free(s);
-	assert_null(util_base64_decode("a*==", NULL));
-	assert_null(util_base64_decode("aGVsbG8=x", NULL));
+	size_t bad = 99;
+	assert_null(util_base64_decode("a*==", NULL, &bad));
+	assert_int_equal(bad, 1);
+	assert_null(util_base64_decode("aGVsbG8=x", NULL, &bad));
+	assert_int_equal(bad, 8);
+	assert_null(util_base64_decode("aGVsbG8", NULL, &bad)); /* a group short */
+	assert_int_equal(bad, 7);
+	assert_null(util_base64_decode("a===", NULL, &bad)); /* padding too early */
+	assert_int_equal(bad, 1);
+	s = util_base64_decode("", &len, NULL);
+	assert_int_equal(len, 0);
+	free(s);
 }
 
 static void test_backoff__doubles_caps_and_resets(void **state)
