@@ -79,11 +79,6 @@ static void on_signal(struct loop *loop, int signo, void *data)
 }
 
 /* A flag's value, applied over the config file. */
-struct flag {
-	const char *name;
-	char *value;
-};
-
 int main(int argc, char **argv)
 {
 	struct ctrl_config cfg = {0};
@@ -145,8 +140,7 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *config_path = NULL;
-	struct flag flags[32];
-	size_t nflags = 0;
+	struct config_flags flags = {0};
 	bool verbose = false;
 	int c, idx = 0;
 
@@ -156,11 +150,7 @@ int main(int argc, char **argv)
 		case 'm':
 		case 'L':
 		case 'K':
-			if (nflags == ARRAY_SIZE(flags))
-				break;
-			flags[nflags].name = c == 'm' ? "mount" : opts[idx].name;
-			flags[nflags].value = xstrdup(c == 'L' && !optarg ? "true" : optarg);
-			nflags++;
+			config_flags_add(&flags, c == 'm' ? "mount" : opts[idx].name, optarg);
 			break;
 		case 'c':
 			config_path = optarg;
@@ -188,11 +178,8 @@ int main(int argc, char **argv)
 	int ret = 2; /* the configuration is wrong, until it is read */
 	if (config_load(config_path, "ctrl", keys, &err) < 0)
 		goto out_config;
-	for (size_t i = 0; i < nflags; i++)
-		if (config_set(keys, flags[i].name, flags[i].value, &err) < 0) {
-			error_prefix(&err, "--%s", flags[i].name);
-			goto out_config;
-		}
+	if (config_flags_apply(&flags, keys, &err) < 0)
+		goto out_config;
 	if (log_parse_level(cfg.log_level) < 0) {
 		error_set(&err, EINVAL,
 			  "log-level: unknown level \"%s\" (debug, info, warn, error)",
@@ -269,8 +256,7 @@ out_config:
 		log_error("%s", err->msg);
 		error_free(err);
 	}
-	for (size_t i = 0; i < nflags; i++)
-		free(flags[i].value);
+	config_flags_clear(&flags);
 	config_free(keys);
 	if (ret == 0)
 		log_info("stopped");

@@ -122,11 +122,6 @@ static int drop_privileges(const char *user, struct error **err)
 	return 0;
 }
 
-/* A flag's value, applied over the config file. */
-struct flag {
-	const char *name;
-	char *value;
-};
 
 int main(int argc, char **argv)
 {
@@ -215,8 +210,7 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *config_path = NULL;
-	struct flag flags[32];
-	size_t nflags = 0;
+	struct config_flags flags = {0};
 	bool verbose = false;
 	int c, idx = 0;
 
@@ -225,11 +219,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'K':
 		case 'B':
-			if (nflags == ARRAY_SIZE(flags))
-				break;
-			flags[nflags].name = opts[idx].name;
-			flags[nflags].value = xstrdup(c == 'B' && !optarg ? "true" : optarg);
-			nflags++;
+			config_flags_add(&flags, opts[idx].name, optarg);
 			break;
 		case 'c':
 			config_path = optarg;
@@ -263,11 +253,8 @@ int main(int argc, char **argv)
 	cleanup_free char *nsdir = NULL;
 	if (config_load(config_path, "dns", keys, &err) < 0)
 		goto out_config;
-	for (size_t i = 0; i < nflags; i++)
-		if (config_set(keys, flags[i].name, flags[i].value, &err) < 0) {
-			error_prefix(&err, "--%s", flags[i].name);
-			goto out_config;
-		}
+	if (config_flags_apply(&flags, keys, &err) < 0)
+		goto out_config;
 	if (log_parse_level(cfg.log_level) < 0) {
 		error_set(&err, EINVAL,
 			  "log-level: unknown level \"%s\" (debug, info, warn, error)",
@@ -339,8 +326,7 @@ out_config:
 		log_error("%s", err->msg);
 		error_free(err);
 	}
-	for (size_t i = 0; i < nflags; i++)
-		free(flags[i].value);
+	config_flags_clear(&flags);
 	config_free(keys);
 	if (ret == 0)
 		log_info("stopped");

@@ -32,8 +32,8 @@ struct config__ctx {
 	struct config__value *shared; /* [cluster], per key */
 	struct config__value *own;    /* the daemon's section, per key */
 	FILE *file;
-	int line;	  /* of the line inih is handling */
-	int err_line;	  /* first error found by us, 0: none */
+	int line;     /* of the line inih is handling */
+	int err_line; /* first error found by us, 0: none */
 	char *err_msg;
 };
 
@@ -46,7 +46,7 @@ static const struct config_key *config__find(const struct config_key *keys, cons
 }
 
 static void config__fail(struct config__ctx *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void config__fail(struct config__ctx *c, const char *fmt, ...)
 {
@@ -198,8 +198,8 @@ static int config__apply(const struct config_key *k, const char *text, struct er
 	case CONFIG_INT: {
 		long long v;
 		bool ranged = k->min < k->max;
-		r = config_parse_int(text, ranged ? k->min : INT_MIN, ranged ? k->max : INT_MAX,
-				     &v, err);
+		r = config_parse_int(text, ranged ? k->min : INT_MIN, ranged ? k->max : INT_MAX, &v,
+				     err);
 		if (r == 0)
 			*(int *)k->ptr = (int)v;
 		break;
@@ -263,9 +263,8 @@ int config_load(const char *path, const char *section, const struct config_key *
 		struct error **err)
 {
 	bool explicit = path != NULL;
-	struct config__ctx c = {.path = explicit ? path : CONFIG_DEFAULT_PATH,
-				.section = section,
-				.keys = keys};
+	struct config__ctx c = {
+	    .path = explicit ? path : CONFIG_DEFAULT_PATH, .section = section, .keys = keys};
 	int r = 0;
 	for (const struct config_key *k = keys; k->name; k++) {
 		/* A bad default is a bug in the table, not in the file. */
@@ -316,4 +315,34 @@ int config_load(const char *path, const char *section, const struct config_key *
 out:
 	config__ctx_free(&c);
 	return r;
+}
+
+void config_flags_add(struct config_flags *f, const char *name, const char *value)
+{
+	f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
+	f->v[f->n].name = xstrdup(name);
+	f->v[f->n].value = xstrdup(value ? value : "true");
+	f->n++;
+}
+
+int config_flags_apply(const struct config_flags *f, const struct config_key *keys,
+		       struct error **err)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		if (config_set(keys, f->v[i].name, f->v[i].value, err) < 0) {
+			error_prefix(err, "--%s", f->v[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void config_flags_clear(struct config_flags *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->v[i].name);
+		free(f->v[i].value);
+	}
+	free(f->v);
+	*f = (struct config_flags){0};
 }

@@ -12,11 +12,12 @@
 #define CORRAL_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 
-#define CONFIG_DEFAULT_PATH "/etc/corral/corral.conf"
+#define CONFIG_DEFAULT_PATH   "/etc/corral/corral.conf"
 #define CONFIG_SHARED_SECTION "cluster"
 
 enum config_type {
@@ -29,14 +30,17 @@ enum config_type {
 struct config_key {
 	const char *name; /* as in the file: "resync-period" */
 	enum config_type type;
-	void *ptr;	  /* the field, of the type above */
-	const char *def;  /* default, written as in the file; NULL: leave as is */
-	long long min;	  /* CONFIG_INT, CONFIG_DURATION (ms): inclusive range, */
-	long long max;	  /* checked when min < max */
+	void *ptr;	 /* the field, of the type above */
+	const char *def; /* default, written as in the file; NULL: leave as is */
+	long long min;	 /* CONFIG_INT, CONFIG_DURATION (ms): inclusive range, */
+	long long max;	 /* checked when min < max */
 };
 
 /* Tables end with an entry whose name is NULL. */
-#define CONFIG_KEYS_END {.name = NULL}
+#define CONFIG_KEYS_END                                                                            \
+	{                                                                                          \
+		.name = NULL                                                                       \
+	}
 
 /* path NULL means CONFIG_DEFAULT_PATH, which may be missing (defaults only);
  * a path given explicitly must exist. Errors name file:line and the key. */
@@ -47,6 +51,24 @@ int config_set(const struct config_key *keys, const char *name, const char *valu
 	       struct error **err);
 /* Frees the strings of the table's CONFIG_STRING fields and clears them. */
 void config_free(const struct config_key *keys);
+
+/* Flags met while parsing the command line, applied over the file once it
+ * is loaded (a flag wins over the file), in the order given. */
+struct config_flags {
+	struct config_flag {
+		char *name;
+		char *value;
+	} * v;
+	size_t n;
+};
+
+/* Remembers --name=value; a NULL value (an optional argument left out, as
+ * in --leader-elect) is "true". */
+void config_flags_add(struct config_flags *f, const char *name, const char *value);
+/* config_set() of each, the error prefixed with "--name". */
+int config_flags_apply(const struct config_flags *f, const struct config_key *keys,
+		       struct error **err);
+void config_flags_clear(struct config_flags *f);
 
 /* The value parsers, for flags that are not in a table. */
 int config_parse_int(const char *s, long long min, long long max, long long *out,

@@ -106,11 +106,7 @@ int main(int argc, char **argv)
 	};
 	const char *opt_mount = NULL, *opt_config = NULL, *opt_name = NULL;
 	/* The leader-elect flags, applied over the config file in order. */
-	struct {
-		const char *name;
-		const char *value;
-	} flags[16];
-	size_t nflags = 0;
+	struct config_flags flags = {0};
 	bool verbose = false;
 	int c, idx = 0;
 	log_set_ident("corral-sched");
@@ -118,11 +114,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'L':
 		case 'K':
-			if (nflags == ARRAY_SIZE(flags))
-				break;
-			flags[nflags].name = longopts[idx].name;
-			flags[nflags].value = c == 'L' && !optarg ? "true" : optarg;
-			nflags++;
+			config_flags_add(&flags, longopts[idx].name, optarg);
 			break;
 		case 'm':
 			opt_mount = optarg;
@@ -231,11 +223,8 @@ int main(int argc, char **argv)
 	    (opt_mount && config_set(keys, "mount", opt_mount, &err) < 0) ||
 	    (opt_name && config_set(keys, "scheduler-name", opt_name, &err) < 0))
 		goto out_config;
-	for (size_t i = 0; i < nflags; i++)
-		if (config_set(keys, flags[i].name, flags[i].value, &err) < 0) {
-			error_prefix(&err, "--%s", flags[i].name);
-			goto out_config;
-		}
+	if (config_flags_apply(&flags, keys, &err) < 0)
+		goto out_config;
 	if (cfg.leader_elect && !(cfg.retry_period_ms < cfg.renew_deadline_ms &&
 				  cfg.renew_deadline_ms < cfg.lease_duration_ms)) {
 		error_set(&err, EINVAL,
@@ -248,12 +237,14 @@ int main(int argc, char **argv)
 		    stderr,
 		    "corral-sched: log-level: unknown level \"%s\" (debug, info, warn, error)\n",
 		    cfg.log_level);
+		config_flags_clear(&flags);
 		config_free(keys);
 		return 2;
 	}
 	log_set_level(verbose ? LOG_DEBUG : (enum log_level)level);
 	if (!*cfg.scheduler_name) {
 		fprintf(stderr, "corral-sched: scheduler-name: must not be empty\n");
+		config_flags_clear(&flags);
 		config_free(keys);
 		return 2;
 	}
@@ -335,12 +326,14 @@ out:
 	sched_leader_free(leader);
 	loop_free(loop);
 	free(identity);
+	config_flags_clear(&flags);
 	config_free(keys);
 	return ret;
 
 out_config:
 	fprintf(stderr, "corral-sched: %s\n", err->msg);
 	error_free(err);
+	config_flags_clear(&flags);
 	config_free(keys);
 	return 2;
 }

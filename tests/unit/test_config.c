@@ -81,6 +81,27 @@ static void expect_error(struct fixture *fx, const char *want)
 	error_free(err);
 }
 
+static void test_config_flags__win_over_the_file_in_order(void **state)
+{
+	struct fixture *fx = *state;
+	write_conf(fx, "[dns]\nport = 53\nverbose = no\n");
+	struct config_flags flags = {0};
+	config_flags_add(&flags, "port", "5353");
+	config_flags_add(&flags, "verbose", NULL); /* --verbose alone */
+	config_flags_add(&flags, "port", "5354"); /* the last one wins */
+	assert_int_equal(config_load(fx->path, "dns", fx->keys, NULL), 0);
+	assert_int_equal(config_flags_apply(&flags, fx->keys, NULL), 0);
+	assert_int_equal(fx->conf.port, 5354);
+	assert_true(fx->conf.verbose);
+	config_flags_add(&flags, "port", "70000");
+	struct error *err = NULL;
+	assert_int_equal(config_flags_apply(&flags, fx->keys, &err), -1);
+	assert_non_null(strstr(err->msg, "--port"));
+	error_free(err);
+	config_flags_clear(&flags);
+	assert_int_equal(flags.n, 0);
+}
+
 static void test_config_load__defaults_without_a_file(void **state)
 {
 	struct fixture *fx = *state;
@@ -304,6 +325,7 @@ int main(void)
 		T(test_config_parse_duration__spellings),
 		T(test_config_parse_bool_and_int),
 		T(test_config_load__int_outside_int_range_is_refused),
+		T(test_config_flags__win_over_the_file_in_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
