@@ -2,9 +2,9 @@
  * controllers' indexes: owners by uid, expectations and work in flight by
  * key, recent events by what they say.
  *
- * Chained buckets that double when the map fills; keys are copied and owned
- * by the map, values belong to the caller (or to free_val when the map has
- * one). Not thread-safe: the loop's thread only. Do not add or delete while
+ * lib's strmap (strmap.h) with an owner for the values: keys are copied and
+ * owned by the map, values belong to the caller (or to free_val when the map
+ * has one). Not thread-safe: the loop's thread only. Do not add or delete while
  * iterating; collect the keys first. */
 #ifndef CORRAL_CTRL_KEYMAP_H
 #define CORRAL_CTRL_KEYMAP_H

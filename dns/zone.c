@@ -1,6 +1,6 @@
 /* zone.c: the records of the cluster's services, indexed by name (zone.h). */
 #include "zone.h"
-#include "table.h"
+#include "strmap.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -26,8 +26,8 @@ struct zone {
 	int apex_labels;
 	uint32_t ttl;
 	uint32_t serial;
-	struct table *nodes;	/* lower-cased wire name -> struct zone_node */
-	struct table *owners;	/* "ns/name" -> struct zone_owner */
+	struct strmap *nodes;	/* lower-cased wire name -> struct zone_node */
+	struct strmap *owners;	/* "ns/name" -> struct zone_owner */
 	struct zone_owner self; /* the apex's own records */
 	size_t nrecords;
 };
@@ -74,18 +74,18 @@ static void zone__ref(struct zone *z, const uint8_t *name, long delta)
 	int depth = dns_name_labels(name) - z->apex_labels;
 	for (const uint8_t *p = name;; p = dns_name_parent(p), depth--) {
 		size_t len = dns_name_len(p);
-		struct zone_node *n = table_get(z->nodes, p, len);
+		struct zone_node *n = strmap_getn(z->nodes, p, len);
 		if (!n) {
 			if (delta < 0)
 				return;
 			n = xcalloc(1, sizeof(*n));
 			n->name = xmalloc(len);
 			memcpy(n->name, p, len);
-			table_put(z->nodes, p, len, n);
+			strmap_setn(z->nodes, p, len, n);
 		}
 		n->refs = (size_t)((long)n->refs + delta);
 		if (n->refs == 0) {
-			table_take(z->nodes, p, len);
+			strmap_deln(z->nodes, p, len);
 			zone__node_free(n);
 		}
 		if (reverse || depth <= 0)
@@ -98,7 +98,7 @@ static void zone__add(struct zone *z, struct zone_owner *o, const uint8_t *name,
 {
 	size_t len = dns_name_len(name);
 	zone__ref(z, name, 1);
-	struct zone_node *n = table_get(z->nodes, name, len);
+	struct zone_node *n = strmap_getn(z->nodes, name, len);
 	if (n->nrr == n->cap) {
 		n->cap = n->cap ? 2 * n->cap : 2;
 		n->rrs = xrealloc(n->rrs, n->cap * sizeof(*n->rrs));
@@ -123,7 +123,7 @@ static void zone__drop(struct zone *z, struct zone_owner *o)
 {
 	for (size_t i = 0; i < o->n; i++) {
 		const uint8_t *name = o->names[i];
-		struct zone_node *n = table_get(z->nodes, name, dns_name_len(name));
+		struct zone_node *n = strmap_getn(z->nodes, name, dns_name_len(name));
 		if (!n)
 			continue;
 		size_t kept = 0;
@@ -270,7 +270,7 @@ void zone_set_service(struct zone *z, const char *ns, const char *name, const st
 {
 	cleanup_free char *key = xasprintf("%s/%s", ns, name);
 	size_t klen = strlen(key);
-	struct zone_owner *o = table_get(z->owners, key, klen);
+	struct zone_owner *o = strmap_getn(z->owners, key, klen);
 	if (o)
 		zone__drop(z, o);
 	z->serial++;
@@ -278,13 +278,13 @@ void zone_set_service(struct zone *z, const char *ns, const char *name, const st
 	uint8_t base[DNS_MAX_NAME];
 	if (!svc || zone__name(z, rel, base) < 0) {
 		if (o)
-			zone__owner_free(table_take(z->owners, key, klen));
+			zone__owner_free(strmap_deln(z->owners, key, klen));
 		return;
 	}
 	if (!o) {
 		o = xcalloc(1, sizeof(*o));
 		o->key = xstrdup(key);
-		table_put(z->owners, key, klen, o);
+		strmap_setn(z->owners, key, klen, o);
 	}
 	const char *type = ynode_path_str(svc, "spec.type");
 	const char *cip = ynode_path_str(svc, "spec.clusterIP");
@@ -325,8 +325,8 @@ struct zone *zone_new(const char *domain, uint32_t ttl, const char *ns_ip, struc
 	z->apex_labels = dns_name_labels(z->apex);
 	z->ttl = ttl;
 	z->serial = (uint32_t)time(NULL);
-	z->nodes = table_new();
-	z->owners = table_new();
+	z->nodes = strmap_new();
+	z->owners = strmap_new();
 	z->self.key = (char *)"";
 	if (zone__name(z, "svc", z->svc) < 0 || zone__name(z, "pod", z->pod) < 0 ||
 	    zone__name(z, "ns.dns", z->ns_name) < 0 ||
@@ -347,8 +347,8 @@ void zone_free(struct zone *z)
 {
 	if (!z)
 		return;
-	table_free(z->nodes, zone__node_free);
-	table_free(z->owners, zone__owner_free);
+	strmap_free(z->nodes, zone__node_free);
+	strmap_free(z->owners, zone__owner_free);
 	zone__owner_clear(&z->self);
 	free(z);
 }
@@ -381,7 +381,7 @@ static bool zone__dashed_ip(const uint8_t *label, uint8_t ip[4])
 
 const struct zone_node *zone_find(const struct zone *z, const uint8_t *lname)
 {
-	return table_get(z->nodes, lname, dns_name_len(lname));
+	return strmap_getn(z->nodes, lname, dns_name_len(lname));
 }
 
 void zone_lookup(const struct zone *z, const uint8_t *lname, struct zone_result *res)
@@ -429,7 +429,7 @@ size_t zone_soa(const struct zone *z, uint8_t *out)
 
 size_t zone_service_count(const struct zone *z)
 {
-	return table_count(z->owners);
+	return strmap_count(z->owners);
 }
 
 size_t zone_record_count(const struct zone *z)
@@ -439,5 +439,5 @@ size_t zone_record_count(const struct zone *z)
 
 size_t zone_name_count(const struct zone *z)
 {
-	return table_count(z->nodes);
+	return strmap_count(z->nodes);
 }

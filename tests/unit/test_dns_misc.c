@@ -1,5 +1,5 @@
 /* test_dns_misc.c: corral-dns's small parsers: podCIDR gateways, upstream
- * addresses, HTTP request lines, the hash table, the metrics text. */
+ * addresses, HTTP request lines, the metrics text. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -16,7 +16,6 @@
 #include "http.h"
 #include "kubedns.h"
 #include "metrics.h"
-#include "table.h"
 #include "util.h"
 
 static void test_misc__gateway(void **state)
@@ -86,29 +85,6 @@ static void test_misc__http_request(void **state)
 	assert_int_equal(http_parse_request(r, strlen(r), path, sizeof(path), &head), 400);
 }
 
-static void test_misc__table(void **state)
-{
-	(void)state;
-	struct table *t = table_new();
-	char key[32];
-	for (long i = 0; i < 10000; i++) {
-		snprintf(key, sizeof(key), "k%ld", i);
-		assert_null(table_put(t, key, strlen(key), (void *)(i + 1)));
-	}
-	assert_int_equal(table_count(t), 10000);
-	for (long i = 0; i < 10000; i += 7) {
-		snprintf(key, sizeof(key), "k%ld", i);
-		assert_ptr_equal(table_get(t, key, strlen(key)), (void *)(i + 1));
-	}
-	assert_ptr_equal(table_put(t, "k5", 2, (void *)99), (void *)6);
-	assert_ptr_equal(table_take(t, "k5", 2), (void *)99);
-	assert_null(table_get(t, "k5", 2));
-	assert_null(table_take(t, "k5", 2));
-	assert_null(table_get(t, "k", 1));
-	assert_int_equal(table_count(t), 9999);
-	table_free(t, NULL);
-}
-
 static void test_misc__metrics(void **state)
 {
 	(void)state;
@@ -144,7 +120,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_misc__gateway),      cmocka_unit_test(test_misc__upstream_addr),
-	    cmocka_unit_test(test_misc__http_request), cmocka_unit_test(test_misc__table),
+	    cmocka_unit_test(test_misc__http_request),
 	    cmocka_unit_test(test_misc__metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,17 +1,17 @@
-/* strmap.c: open-addressing string hash map (FNV-1a, linear probing,
- * backward-shift deletion, so there are no tombstones to clean up).
- * The table stays at most 3/4 full. */
+/* strmap.c: open-addressing hash map (see strmap.h). Deletion shifts the
+ * rest of a probe run back, so there are no tombstones to clean up. */
 #include "strmap.h"
+#include "fnv.h"
 #include "util.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define STRMAP__MIN_CAP 16
 
 struct strmap__slot {
-	char *key; /* NULL: empty */
+	char *key; /* NULL: empty; else len bytes and a NUL */
+	size_t len;
 	uint64_t hash;
 	void *val;
 };
@@ -22,14 +22,9 @@ struct strmap {
 	size_t count;
 };
 
-uint64_t strmap_hash(const char *s)
+uint64_t strmap_hash(const char *key)
 {
-	uint64_t h = 14695981039346656037ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return fnv1a(key, strlen(key));
 }
 
 struct strmap *strmap_new(void)
@@ -56,13 +51,15 @@ void strmap_free(struct strmap *m, void (*free_val)(void *))
 }
 
 /* The slot holding key, or the empty slot where it would go. */
-static size_t strmap__find(const struct strmap *m, const char *key, uint64_t hash)
+static size_t strmap__find(const struct strmap *m, const void *key, size_t len, uint64_t hash)
 {
 	size_t mask = m->cap - 1;
 	size_t i = (size_t)hash & mask;
-	while (m->slots[i].key && (m->slots[i].hash != hash || strcmp(m->slots[i].key, key) != 0))
-		i = (i + 1) & mask;
-	return i;
+	for (;; i = (i + 1) & mask) {
+		const struct strmap__slot *s = &m->slots[i];
+		if (!s->key || (s->hash == hash && s->len == len && !memcmp(s->key, key, len)))
+			return i;
+	}
 }
 
 static void strmap__grow(struct strmap *m)
@@ -71,36 +68,53 @@ static void strmap__grow(struct strmap *m)
 	size_t oldcap = m->cap;
 	m->cap *= 2;
 	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	size_t mask = m->cap - 1;
 	for (size_t i = 0; i < oldcap; i++) {
 		if (!old[i].key)
 			continue;
-		size_t j = strmap__find(m, old[i].key, old[i].hash);
+		size_t j = (size_t)old[i].hash & mask;
+		while (m->slots[j].key)
+			j = (j + 1) & mask;
 		m->slots[j] = old[i];
 	}
 	free(old);
 }
 
+static void *strmap__get(const struct strmap *m, const void *key, size_t len, uint64_t hash)
+{
+	const struct strmap__slot *s = &m->slots[strmap__find(m, key, len, hash)];
+	return s->key ? s->val : NULL;
+}
+
+void *strmap_getn(const struct strmap *m, const void *key, size_t len)
+{
+	return strmap__get(m, key, len, fnv1a(key, len));
+}
+
 void *strmap_get(const struct strmap *m, const char *key)
 {
-	size_t i = strmap__find(m, key, strmap_hash(key));
-	return m->slots[i].key ? m->slots[i].val : NULL;
+	return strmap_getn(m, key, strlen(key));
 }
 
 void *strmap_get_hashed(const struct strmap *m, const char *key, uint64_t hash)
 {
-	size_t i = strmap__find(m, key, hash);
-	return m->slots[i].key ? m->slots[i].val : NULL;
+	return strmap__get(m, key, strlen(key), hash);
+}
+
+bool strmap_hasn(const struct strmap *m, const void *key, size_t len)
+{
+	return m->slots[strmap__find(m, key, len, fnv1a(key, len))].key != NULL;
 }
 
 bool strmap_has(const struct strmap *m, const char *key)
 {
-	return m->slots[strmap__find(m, key, strmap_hash(key))].key != NULL;
+	return strmap_hasn(m, key, strlen(key));
 }
 
-void *strmap_set(struct strmap *m, const char *key, void *val)
+void *strmap_setn(struct strmap *m, const void *key, size_t len, void *val)
 {
-	uint64_t hash = strmap_hash(key);
-	size_t i = strmap__find(m, key, hash);
+	uint64_t hash = fnv1a(key, len);
+	size_t i = strmap__find(m, key, len, hash);
 	if (m->slots[i].key) {
 		void *old = m->slots[i].val;
 		m->slots[i].val = val;
@@ -108,19 +122,25 @@ void *strmap_set(struct strmap *m, const char *key, void *val)
 	}
 	if ((m->count + 1) * 4 > m->cap * 3) {
 		strmap__grow(m);
-		i = strmap__find(m, key, hash);
+		i = strmap__find(m, key, len, hash);
 	}
-	m->slots[i].key = xstrdup(key);
-	m->slots[i].hash = hash;
-	m->slots[i].val = val;
+	char *copy = xmalloc(len + 1);
+	memcpy(copy, key, len);
+	copy[len] = '\0';
+	m->slots[i] = (struct strmap__slot){.key = copy, .len = len, .hash = hash, .val = val};
 	m->count++;
 	return NULL;
 }
 
-void *strmap_del(struct strmap *m, const char *key)
+void *strmap_set(struct strmap *m, const char *key, void *val)
+{
+	return strmap_setn(m, key, strlen(key), val);
+}
+
+void *strmap_deln(struct strmap *m, const void *key, size_t len)
 {
 	size_t mask = m->cap - 1;
-	size_t i = strmap__find(m, key, strmap_hash(key));
+	size_t i = strmap__find(m, key, len, fnv1a(key, len));
 	if (!m->slots[i].key)
 		return NULL;
 	void *val = m->slots[i].val;
@@ -141,6 +161,11 @@ void *strmap_del(struct strmap *m, const char *key)
 		hole = j;
 	}
 	return val;
+}
+
+void *strmap_del(struct strmap *m, const char *key)
+{
+	return strmap_deln(m, key, strlen(key));
 }
 
 size_t strmap_count(const struct strmap *m)
