@@ -13,6 +13,7 @@
 #include "keymap.h"
 #include "kinds.h"
 #include "log.h"
+#include "names.h"
 #include "obj.h"
 #include "util.h"
 #include "write.h"
@@ -292,8 +293,7 @@ static void dropbox__submit(struct dropbox *db, const char *path, const char *ns
 
 static bool dropbox__name(const char *name)
 {
-	size_t len = strlen(name);
-	return name[0] != '.' && name[0] != '#' && len > 5 && !strcmp(name + len - 5, ".yaml");
+	return names_object_file(name, NULL);
 }
 
 /* Files every drop file of a folder (ns NULL: the top). */

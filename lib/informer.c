@@ -17,7 +17,9 @@
  * This file must never write under the mount, and never emit an update for
  * an object whose content did not change. */
 #include "informer.h"
+#include "fnv.h"
 #include "log.h"
+#include "names.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -170,11 +172,10 @@ static struct informer__vec informer__nodes(const void *root)
 
 static bool informer__object_name(const char *file, char **name)
 {
-	size_t len = strlen(file);
-	/* As corral-fs decides: '.' and '#' begin editors' temporaries. */
-	if (file[0] == '.' || file[0] == '#' || len <= 5 || strcmp(file + len - 5, ".yaml") != 0)
+	size_t len;
+	if (!names_object_file(file, &len))
 		return false;
-	*name = xstrndup(file, len - 5);
+	*name = xstrndup(file, len);
 	return true;
 }
 
@@ -183,16 +184,6 @@ static char *informer__kind_dir(const struct informer *inf, const struct informe
 	if (!inf->namespaced)
 		return xstrdup(inf->root);
 	return xasprintf("%s/%s/%s", inf->root, ns->name, inf->plural);
-}
-
-static uint64_t informer__hash(const char *buf, size_t len)
-{
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)buf[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
 }
 
 /* Listeners. */
@@ -270,7 +261,7 @@ static void informer__refresh(struct informer *inf, struct informer__ns *ns, con
 			log_warn("informer %s: %s: %s", inf->plural, path, strerror(errno));
 		return;
 	}
-	uint64_t hash = informer__hash(buf, len);
+	uint64_t hash = fnv1a(buf, len);
 	struct informer__obj *o = informer__tfind_name(&ns->objs, name);
 	if (o && o->hash == hash) {
 		o->gen = inf->gen;

@@ -271,3 +271,13 @@ int names_config_key(const char *s, struct error **err)
 		return error_set(err, EINVAL, NAMES__CONFIG_KEY_MSG);
 	return names__chdir_prefix(s, err);
 }
+
+bool names_object_file(const char *file, size_t *namelen)
+{
+	size_t len = strlen(file);
+	if (file[0] == '.' || file[0] == '#' || len <= 5 || strcmp(file + len - 5, ".yaml") != 0)
+		return false;
+	if (namelen)
+		*namelen = len - 5;
+	return true;
+}

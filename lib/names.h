@@ -5,6 +5,9 @@
 #ifndef CORRAL_NAMES_H
 #define CORRAL_NAMES_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "error.h"
 
 /* DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63. */
@@ -28,5 +31,12 @@ int names_port_name(const char *s, struct error **err);
 int names_env_var(const char *s, struct error **err);
 /* ConfigMap/Secret key: [-._a-zA-Z0-9]+, at most 253, not "." or "..". */
 int names_config_key(const char *s, struct error **err);
+
+/* Whether a file name in a folder of objects names an object: "NAME.yaml"
+ * with a non-empty NAME, not beginning with '.' or '#' (those are editors'
+ * and tools' temporaries: vim's .x.yaml.swp and 4913, emacs's #x.yaml#
+ * and .#x.yaml, sed's sedXXXXXX, x.yaml~ backups). *namelen (may be NULL)
+ * gets the length of NAME. */
+bool names_object_file(const char *file, size_t *namelen);
 
 #endif

@@ -1,5 +1,6 @@
 /* objio.c: objects read and written whole through the mount. */
 #include "objio.h"
+#include "names.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -119,8 +120,7 @@ int objio_list(const char *dir, char ***names, size_t *n, struct error **err)
 	size_t cnt = 0, cap = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (e->d_name[0] == '.' || len <= 5 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+		if (!names_object_file(e->d_name, NULL))
 			continue;
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 16;

@@ -34,7 +34,7 @@ typedef int (*objio_change_fn)(void *data, struct ynode *obj, struct error **err
 int objio_update(const char *mount, const char *path, objio_change_fn fn, void *data,
 		 unsigned tries, struct error **err);
 
-/* The object files (NAME.yaml, not starting with '.') of a folder, sorted;
+/* The object files of a folder (names_object_file()), sorted;
  * *names is a malloc'd array of malloc'd names. -ENOENT if no folder. */
 int objio_list(const char *dir, char ***names, size_t *n, struct error **err);
 void objio_list_free(char **names, size_t n);

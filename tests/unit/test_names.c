@@ -358,6 +358,30 @@ static void test_names__ignores_null_err(void **state)
 	assert_int_equal(names_label_value("", NULL), 0);
 }
 
+/* The files of a folder that are objects, and editors' and tools'
+ * temporaries that are not (vim, emacs, sed -i, backups). */
+static void test_names__object_file(void **state)
+{
+	(void)state;
+	size_t len = 0;
+	assert_true(names_object_file("x.yaml", &len));
+	assert_int_equal(len, 1);
+	assert_true(names_object_file("web-1.yaml", NULL));
+	assert_true(names_object_file("a.b.yaml", &len));
+	assert_int_equal(len, 3);
+	static const char *const scratch[] = {
+	    "#x.yaml",	"#x.yaml#", ".#x.yaml", ".x.yaml",    "x.yaml~", ".x.yaml.swp",
+	    ".x.yaml.swx", "x.yaml.tmp", "4913",	"sedAbC123", ".yaml",   "yaml",
+	    "x.yml",	"x.YAML",   "x.yaml.",	"",	      "x.json",
+	};
+	for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++) {
+		len = 99;
+		if (names_object_file(scratch[i], &len))
+			fail_msg("\"%s\" taken for an object", scratch[i]);
+		assert_int_equal(len, 99);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_names__env_var),
 		cmocka_unit_test(test_names__config_key),
 		cmocka_unit_test(test_names__ignores_null_err),
+		cmocka_unit_test(test_names__object_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
