@@ -1,6 +1,7 @@
 /* obj.c: helpers over objects for the controllers. Pure: no I/O but the
  * random bytes of generated names. */
 #include "obj.h"
+#include "timefmt.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -164,70 +165,15 @@ int obj_remove_owner_refs(struct ynode *o, const char *uid)
 
 /* Times. */
 
-static bool obj__digits(const char *s, int n, int *out)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
 int64_t obj_time_parse(const char *s)
 {
-	int y, mo, d, h, mi, sec;
-	if (!s || strlen(s) < 19 || !obj__digits(s, 4, &y) || s[4] != '-' ||
-	    !obj__digits(s + 5, 2, &mo) || s[7] != '-' || !obj__digits(s + 8, 2, &d) ||
-	    (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !obj__digits(s + 11, 2, &h) ||
-	    s[13] != ':' || !obj__digits(s + 14, 2, &mi) || s[16] != ':' ||
-	    !obj__digits(s + 17, 2, &sec))
-		return -1;
-	const char *p = s + 19;
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	int64_t off = 0;
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int oh, om;
-		if (!obj__digits(p + 1, 2, &oh) || p[3] != ':' || !obj__digits(p + 4, 2, &om))
-			return -1;
-		off = (int64_t)(oh * 3600 + om * 60) * (*p == '+' ? 1 : -1);
-		p += 6;
-	} else {
-		return -1;
-	}
-	if (*p)
-		return -1;
-	struct tm tm = {.tm_year = y - 1900,
-			.tm_mon = mo - 1,
-			.tm_mday = d,
-			.tm_hour = h,
-			.tm_min = mi,
-			.tm_sec = sec};
-	return (int64_t)timegm(&tm) - off;
+	time_t t;
+	return rfc3339_parse(s, &t) < 0 ? -1 : (int64_t)t;
 }
 
 void obj_time_format(int64_t t, char *buf)
 {
-	time_t tt = (time_t)t;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(buf, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-void obj_microtime_format(int64_t usec, char *buf)
-{
-	time_t tt = (time_t)(usec / 1000000);
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	char head[24];
-	strftime(head, sizeof(head), "%Y-%m-%dT%H:%M:%S", &tm);
-	sprintf(buf, "%s.%06lldZ", head, (long long)(usec % 1000000));
+	rfc3339_format((time_t)t, buf);
 }
 
 int64_t obj_now(void)

@@ -57,13 +57,11 @@ void obj_add_owner_ref(struct ynode *o, struct ynode *ref);
 /* Removes o's ownerReferences whose uid is uid; returns how many. */
 int obj_remove_owner_refs(struct ynode *o, const char *uid);
 
-/* Times: seconds since the epoch from RFC 3339 ("2026-11-30T09:12:04Z",
- * with or without fractions or an offset); -1 when it does not parse. */
+/* Times, with lib's rfc3339_parse() and rfc3339_format() (timefmt.h):
+ * seconds since the epoch, -1 when s is not RFC 3339; buf holds at least
+ * RFC3339_SIZE (21) bytes. */
 int64_t obj_time_parse(const char *s);
-/* RFC 3339 in UTC to the second, into buf (at least 21 bytes). */
 void obj_time_format(int64_t t, char *buf);
-/* Microseconds, as a Lease's MicroTime: "2026-11-30T09:12:04.123456Z". */
-void obj_microtime_format(int64_t usec, char *buf);
 /* Wall clock, seconds; tests may set it (0: the real clock). */
 int64_t obj_now(void);
 void obj_set_now(int64_t t);

@@ -1,5 +1,6 @@
 /* object.c: see object.h. */
 #include "object.h"
+#include "timefmt.h"
 #include "util.h"
 #include "validate.h"
 
@@ -38,10 +39,7 @@ void object_new_uid(char out[37])
 
 void object_timestamp(int64_t unix_sec, char out[32])
 {
-	time_t t = (time_t)unix_sec;
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	rfc3339_format((time_t)unix_sec, out);
 }
 
 static bool object__controller_owned(const struct ynode *obj)

@@ -10,6 +10,7 @@
  * leading past the renew deadline without a successful renewal. */
 #include "leaderelect.h"
 #include "log.h"
+#include "timefmt.h"
 #include "util.h"
 #include "ynode.h"
 
@@ -48,15 +49,11 @@ struct leader {
 	bool have_record;
 };
 
-static void leader__microtime(char *buf, size_t size)
+static void leader__microtime(char buf[static RFC3339_MICRO_SIZE])
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	struct tm tm;
-	gmtime_r(&ts.tv_sec, &tm);
-	char head[24];
-	strftime(head, sizeof(head), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, size, "%.19s.%06dZ", head, (int)(ts.tv_nsec / 1000));
+	rfc3339_format_micro((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, buf);
 }
 
 char *leader_identity(void)
@@ -135,8 +132,8 @@ static enum leader__read leader__observe(struct leader *l)
 static int leader__write(struct leader *l, const char *holder, long long duration_s,
 			 const char *acquire, long long transitions, bool create)
 {
-	char now[64];
-	leader__microtime(now, sizeof(now));
+	char now[RFC3339_MICRO_SIZE];
+	leader__microtime(now);
 	struct ynode *doc = ynode_new_map();
 	ynode_set(doc, "apiVersion", ynode_new_str("coordination.k8s.io/v1"));
 	ynode_set(doc, "kind", ynode_new_str("Lease"));

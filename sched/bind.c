@@ -4,6 +4,7 @@
  * that the loop swaps out when the eventfd fires. */
 #include "bind.h"
 #include "log.h"
+#include "timefmt.h"
 #include "util.h"
 
 #include <errno.h>
@@ -44,14 +45,6 @@ struct sched_binder {
 };
 
 /* ---- document edits ------------------------------------------------------ */
-
-void sched_bind_now(char *buf, size_t size)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static struct ynode *sched_bind__condition(const struct ynode *pod)
 {
@@ -139,8 +132,8 @@ static void sched_bind__job_free(struct sched_bind__job *j)
  * result is the store's verdict. */
 static int sched_bind__write(struct sched_bind__job *j)
 {
-	char now[32];
-	sched_bind_now(now, sizeof(now));
+	char now[RFC3339_SIZE];
+	rfc3339_format(time(NULL), now);
 	if (j->what == SCHED_WRITE_BIND)
 		sched_bind_set_node(j->doc, j->node, now);
 	else

@@ -63,7 +63,5 @@ void sched_bind_set_condition(struct ynode *pod, const char *status, const char 
 /* Whether the pod's PodScheduled condition already says exactly that. */
 bool sched_bind_condition_is(const struct ynode *pod, const char *status, const char *reason,
 			     const char *message);
-/* The current time as Kubernetes writes it, into buf (at least 21 bytes). */
-void sched_bind_now(char *buf, size_t size);
 
 #endif
