@@ -10,6 +10,7 @@
  *
  * This file must never write a Deployment's metadata or spec. */
 #include "deployment.h"
+#include "conditions.h"
 #include "ctrl.h"
 #include "events.h"
 #include "expect.h"
@@ -18,6 +19,7 @@
 #include "obj.h"
 #include "owners.h"
 #include "selector.h"
+#include "timefmt.h"
 #include "util.h"
 #include "workqueue.h"
 #include "write.h"
@@ -43,76 +45,29 @@ struct depc {
 
 static struct ynode *depc__cond(const struct ynode *st, const char *type)
 {
-	struct ynode *conds = ynode_get(st, "conditions");
-	for (size_t i = 0; conds && conds->type == YNODE_SEQ && i < conds->n; i++) {
-		const char *t = ynode_str(ynode_get(ynode_item(conds, i), "type"));
-		if (t && !strcmp(t, type))
-			return ynode_item(conds, i);
-	}
-	return NULL;
+	return condition_find(ynode_get(st, "conditions"), type);
 }
 
-static bool depc__cond_is(const struct ynode *c, const char *field, const char *value)
+/* Sets the condition whatever it was: lastUpdateTime now, the transition
+ * time kept while the status holds, the condition last in the list. */
+static void depc__cond_put(struct ynode *st, const char *type, const char *status,
+			   const char *reason, const char *msg)
 {
-	const char *v = ynode_str(ynode_get(c, field));
-	return v && !strcmp(v, value);
+	char now[RFC3339_SIZE];
+	obj_time_format(obj_now(), now);
+	const struct condition c = {type, status, reason, msg};
+	condition_set(st, &c, now, CONDITION_UPDATE_TIME | CONDITION_LAST);
 }
 
-static void depc__cond_remove(struct ynode *st, const char *type)
+/* SetDeploymentCondition: same status and reason changes nothing. */
+static void depc__cond_set(struct ynode *st, const char *type, const char *status,
+			   const char *reason, const char *msg)
 {
-	struct ynode *conds = ynode_get(st, "conditions");
-	if (!conds || conds->type != YNODE_SEQ)
+	const struct ynode *cur = depc__cond(st, type);
+	if (cur && condition_field_is(cur, "status", status) &&
+	    condition_field_is(cur, "reason", reason))
 		return;
-	size_t j = 0;
-	for (size_t i = 0; i < conds->n; i++) {
-		struct ynode *c = conds->items[i];
-		if (depc__cond_is(c, "type", type))
-			ynode_free(c);
-		else
-			conds->items[j++] = c;
-	}
-	conds->n = j;
-}
-
-static struct ynode *depc__cond_new(const char *type, const char *status, const char *reason,
-				    const char *msg)
-{
-	char ts[32];
-	obj_time_format(obj_now(), ts);
-	struct ynode *c = ynode_new_map();
-	ynode_set(c, "type", ynode_new_str(type));
-	ynode_set(c, "status", ynode_new_str(status));
-	ynode_set(c, "reason", ynode_new_str(reason));
-	ynode_set(c, "message", ynode_new_str(msg));
-	ynode_set(c, "lastUpdateTime", ynode_new_str(ts));
-	ynode_set(c, "lastTransitionTime", ynode_new_str(ts));
-	return c;
-}
-
-/* SetDeploymentCondition: same status and reason changes nothing; same
- * status keeps the transition time. Takes c. */
-static void depc__cond_set(struct ynode *st, struct ynode *c)
-{
-	const char *type = ynode_str(ynode_get(c, "type"));
-	const char *status = ynode_str(ynode_get(c, "status"));
-	const char *reason = ynode_str(ynode_get(c, "reason"));
-	struct ynode *cur = depc__cond(st, type);
-	if (cur && depc__cond_is(cur, "status", status) && depc__cond_is(cur, "reason", reason)) {
-		ynode_free(c);
-		return;
-	}
-	if (cur && depc__cond_is(cur, "status", status)) {
-		const struct ynode *since = ynode_get(cur, "lastTransitionTime");
-		if (since)
-			ynode_set(c, "lastTransitionTime", ynode_clone(since));
-	}
-	depc__cond_remove(st, type);
-	struct ynode *conds = ynode_get(st, "conditions");
-	if (!conds || conds->type != YNODE_SEQ) {
-		conds = ynode_new_seq();
-		ynode_set(st, "conditions", conds);
-	}
-	ynode_append(conds, c);
+	depc__cond_put(st, type, status, reason, msg);
 }
 
 /* ---- status ------------------------------------------------------------ */
@@ -154,12 +109,11 @@ static struct ynode *depc__calculate_status(const struct rollout_params *p,
 	if (conds && conds->type == YNODE_SEQ)
 		ynode_set(st, "conditions", ynode_clone(conds));
 	if (available >= (long long)p->replicas - p->max_unavailable)
-		depc__cond_set(st, depc__cond_new("Available", "True", "MinimumReplicasAvailable",
-						  "Deployment has minimum availability."));
+		depc__cond_set(st, "Available", "True", "MinimumReplicasAvailable",
+			       "Deployment has minimum availability.");
 	else
-		depc__cond_set(st,
-			       depc__cond_new("Available", "False", "MinimumReplicasUnavailable",
-					      "Deployment does not have minimum availability."));
+		depc__cond_set(st, "Available", "False", "MinimumReplicasUnavailable",
+			       "Deployment does not have minimum availability.");
 	return st;
 }
 
@@ -186,9 +140,9 @@ static bool depc__timed_out(const struct rollout_params *p, const struct ynode *
 	if (p->progress_deadline < 0)
 		return false;
 	const struct ynode *c = depc__cond(st, "Progressing");
-	if (!c || depc__cond_is(c, "reason", "NewReplicaSetAvailable"))
+	if (!c || condition_field_is(c, "reason", "NewReplicaSetAvailable"))
 		return false;
-	if (depc__cond_is(c, "reason", "ProgressDeadlineExceeded"))
+	if (condition_field_is(c, "reason", "ProgressDeadlineExceeded"))
 		return true;
 	int64_t from = obj_time_parse(ynode_str(ynode_get(c, "lastUpdateTime")));
 	return from >= 0 && from + p->progress_deadline < obj_now();
@@ -200,39 +154,27 @@ static void depc__rollout_conditions(const struct rollout_params *p, const struc
 				     size_t newi, const struct ynode *work, struct ynode *st)
 {
 	if (p->progress_deadline < 0)
-		depc__cond_remove(st, "Progressing");
+		condition_remove(st, "Progressing");
 	const struct ynode *cur = depc__cond(work, "Progressing");
 	bool complete_before = depc__st(st, "replicas") == depc__st(st, "updatedReplicas") && cur &&
-			       depc__cond_is(cur, "reason", "NewReplicaSetAvailable");
+			       condition_field_is(cur, "reason", "NewReplicaSetAvailable");
 	if (p->progress_deadline < 0 || complete_before)
 		return;
 	const char *name = newi == ROLLOUT_NONE ? NULL : rs[newi].name;
 	if (depc__complete(p, st)) {
 		cleanup_free char *msg =
 		    xasprintf("ReplicaSet \"%s\" has successfully progressed.", name ? name : "");
-		depc__cond_set(
-		    st, depc__cond_new("Progressing", "True", "NewReplicaSetAvailable", msg));
+		depc__cond_set(st, "Progressing", "True", "NewReplicaSetAvailable", msg);
 	} else if (depc__progressing(work, st)) {
 		cleanup_free char *msg = name ? xasprintf("ReplicaSet \"%s\" is progressing.", name)
 					      : xstrdup("Deployment is progressing.");
-		struct ynode *c = depc__cond_new("Progressing", "True", "ReplicaSetUpdated", msg);
-		if (cur && depc__cond_is(cur, "status", "True")) {
-			const struct ynode *since = ynode_get(cur, "lastTransitionTime");
-			if (since)
-				ynode_set(c, "lastTransitionTime", ynode_clone(since));
-		}
-		depc__cond_remove(st, "Progressing");
-		struct ynode *conds = ynode_get(st, "conditions");
-		if (!conds || conds->type != YNODE_SEQ) {
-			conds = ynode_new_seq();
-			ynode_set(st, "conditions", conds);
-		}
-		ynode_append(conds, c);
+		/* Always set (its lastUpdateTime moves), the transition time
+		 * kept from the working status's True one. */
+		depc__cond_put(st, "Progressing", "True", "ReplicaSetUpdated", msg);
 	} else if (depc__timed_out(p, st)) {
 		cleanup_free char *msg =
 		    xasprintf("ReplicaSet \"%s\" has timed out progressing.", name ? name : "");
-		depc__cond_set(
-		    st, depc__cond_new("Progressing", "False", "ProgressDeadlineExceeded", msg));
+		depc__cond_set(st, "Progressing", "False", "ProgressDeadlineExceeded", msg);
 	}
 }
 
@@ -242,15 +184,15 @@ static void depc__paused_conditions(const struct rollout_params *p, struct ynode
 	if (p->progress_deadline < 0)
 		return;
 	const struct ynode *c = depc__cond(work, "Progressing");
-	if (c && depc__cond_is(c, "reason", "ProgressDeadlineExceeded"))
+	if (c && condition_field_is(c, "reason", "ProgressDeadlineExceeded"))
 		return;
-	bool paused_cond = c && depc__cond_is(c, "reason", "DeploymentPaused");
+	bool paused_cond = c && condition_field_is(c, "reason", "DeploymentPaused");
 	if (p->paused && !paused_cond)
-		depc__cond_set(work, depc__cond_new("Progressing", "Unknown", "DeploymentPaused",
-						    "Deployment is paused"));
+		depc__cond_set(work, "Progressing", "Unknown", "DeploymentPaused",
+			       "Deployment is paused");
 	else if (!p->paused && paused_cond)
-		depc__cond_set(work, depc__cond_new("Progressing", "Unknown", "DeploymentResumed",
-						    "Deployment is resumed"));
+		depc__cond_set(work, "Progressing", "Unknown", "DeploymentResumed",
+			       "Deployment is resumed");
 }
 
 /* ---- writes -------------------------------------------------------------- */
@@ -618,8 +560,7 @@ static size_t depc__plan_create(struct depc *dc, const struct ynode *d,
 	rs[i].replicas = rollout_new_rs_new_replicas(p, rs, *n, i);
 	if (p->progress_deadline >= 0) {
 		cleanup_free char *msg = xasprintf("Created new replica set \"%s\"", rs[i].name);
-		depc__cond_set(work,
-			       depc__cond_new("Progressing", "True", "NewReplicaSetCreated", msg));
+		depc__cond_set(work, "Progressing", "True", "NewReplicaSetCreated", msg);
 	}
 	return i;
 }
@@ -723,7 +664,7 @@ static void depc__requeue_stuck(struct depc *dc, const char *key, const struct r
 {
 	const struct ynode *c = depc__cond(st, "Progressing");
 	if (!c || p->progress_deadline < 0 || depc__complete(p, st) ||
-	    depc__cond_is(c, "reason", "ProgressDeadlineExceeded"))
+	    condition_field_is(c, "reason", "ProgressDeadlineExceeded"))
 		return;
 	int64_t from = obj_time_parse(ynode_str(ynode_get(c, "lastUpdateTime")));
 	if (from < 0)
@@ -820,8 +761,7 @@ static int depc__sync(void *data, const char *key, struct error **err)
 		if (p.progress_deadline >= 0 && !depc__cond(work, "Progressing")) {
 			cleanup_free char *msg =
 			    xasprintf("Found new replica set \"%s\"", nrs->name);
-			depc__cond_set(
-			    work, depc__cond_new("Progressing", "True", "FoundNewReplicaSet", msg));
+			depc__cond_set(work, "Progressing", "True", "FoundNewReplicaSet", msg);
 		}
 	}
 

@@ -10,6 +10,7 @@
  *
  * This file must never write a pod it does not own or adopt. */
 #include "replicaset.h"
+#include "conditions.h"
 #include "ctrl.h"
 #include "events.h"
 #include "expect.h"
@@ -17,6 +18,7 @@
 #include "log.h"
 #include "obj.h"
 #include "owners.h"
+#include "timefmt.h"
 #include "util.h"
 #include "workqueue.h"
 #include "write.h"
@@ -211,18 +213,6 @@ struct ynode *rsc_pod_from_template(const struct ynode *rs, const char *kind,
 	return pod;
 }
 
-/* The condition of type in status, or NULL. */
-static const struct ynode *rsc__condition(const struct ynode *status, const char *type)
-{
-	const struct ynode *conds = ynode_get(status, "conditions");
-	for (size_t i = 0; conds && conds->type == YNODE_SEQ && i < conds->n; i++) {
-		const char *t = ynode_str(ynode_get(ynode_item(conds, i), "type"));
-		if (t && !strcmp(t, type))
-			return ynode_item(conds, i);
-	}
-	return NULL;
-}
-
 struct ynode *rsc_status(const struct ynode *rs, const struct ynode *const *pods, size_t n,
 			 int64_t now, const char *failure, int64_t *wait_s)
 {
@@ -252,21 +242,13 @@ struct ynode *rsc_status(const struct ynode *rs, const struct ynode *const *pods
 	if (gen >= 0)
 		ynode_set(st, "observedGeneration", ynode_new_int(gen));
 	if (failure) {
-		const struct ynode *old = rsc__condition(ynode_get(rs, "status"), "ReplicaFailure");
-		const char *since = old ? ynode_str(ynode_get(old, "lastTransitionTime")) : NULL;
-		const char *old_status = old ? ynode_str(ynode_get(old, "status")) : NULL;
-		char ts[32];
+		const struct ynode *old =
+		    condition_find(ynode_path(rs, "status.conditions"), "ReplicaFailure");
+		char ts[RFC3339_SIZE];
 		obj_time_format(now, ts);
-		struct ynode *c = ynode_new_map();
-		ynode_set(c, "type", ynode_new_str("ReplicaFailure"));
-		ynode_set(c, "status", ynode_new_str("True"));
-		ynode_set(c, "reason", ynode_new_str("FailedCreate"));
-		ynode_set(c, "message", ynode_new_str(failure));
-		ynode_set(
-		    c, "lastTransitionTime",
-		    ynode_new_str(since && old_status && !strcmp(old_status, "True") ? since : ts));
+		const struct condition c = {"ReplicaFailure", "True", "FailedCreate", failure};
 		struct ynode *conds = ynode_new_seq();
-		ynode_append(conds, c);
+		ynode_append(conds, condition_build(&c, old, ts, 0));
 		ynode_set(st, "conditions", conds);
 	}
 	return st;

@@ -12,12 +12,14 @@
  * This file must never write anything but a Service's spec.clusterIP,
  * spec.clusterIPs, spec.ports[].nodePort and its Allocated condition. */
 #include "serviceip.h"
+#include "conditions.h"
 #include "ctrl.h"
 #include "events.h"
 #include "expect.h"
 #include "keymap.h"
 #include "log.h"
 #include "obj.h"
+#include "timefmt.h"
 #include "util.h"
 #include "workqueue.h"
 #include "write.h"
@@ -447,13 +449,7 @@ void svcip_plan_clear(struct svcip_plan *plan)
 
 static const struct ynode *svcip__condition(const struct ynode *svc)
 {
-	const struct ynode *conds = ynode_path(svc, "status.conditions");
-	for (size_t i = 0; conds && conds->type == YNODE_SEQ && i < conds->n; i++) {
-		const char *t = ynode_str(ynode_get(ynode_item(conds, i), "type"));
-		if (t && !strcmp(t, SVCIP_CONDITION))
-			return ynode_item(conds, i);
-	}
-	return NULL;
+	return condition_find(ynode_path(svc, "status.conditions"), SVCIP_CONDITION);
 }
 
 void svcip_claim_existing(struct svcip_alloc *a, const char *key, const struct ynode *svc)
@@ -514,40 +510,12 @@ int svcip_apply_plan(struct ynode *svc, const struct svcip_plan *plan, int64_t n
 			break;
 		}
 	}
-	const struct ynode *old = svcip__condition(svc);
-	const char *ost = ynode_str(ynode_get(old, "status"));
-	const char *oreason = ynode_str(ynode_get(old, "reason"));
-	const char *omsg = ynode_str(ynode_get(old, "message"));
-	if (old && ost && !strcmp(ost, plan->status) && oreason && !strcmp(oreason, plan->reason) &&
-	    !strcmp(omsg ? omsg : "", plan->message))
+	const struct condition c = {SVCIP_CONDITION, plan->status, plan->reason, plan->message};
+	if (condition_is(svcip__condition(svc), &c))
 		return changed;
-	char ts[32];
-	const char *since = ynode_str(ynode_get(old, "lastTransitionTime"));
-	if (!since || !ost || strcmp(ost, plan->status) != 0) {
-		obj_time_format(now, ts);
-		since = ts;
-	}
-	struct ynode *c = ynode_new_map();
-	ynode_set(c, "type", ynode_new_str(SVCIP_CONDITION));
-	ynode_set(c, "status", ynode_new_str(plan->status));
-	ynode_set(c, "reason", ynode_new_str(plan->reason));
-	ynode_set(c, "message", ynode_new_str(plan->message));
-	ynode_set(c, "lastTransitionTime", ynode_new_str(since));
-	struct ynode *status = ynode_get_map(svc, "status");
-	struct ynode *conds = ynode_get(status, "conditions");
-	if (!conds || conds->type != YNODE_SEQ) {
-		conds = ynode_new_seq();
-		ynode_set(status, "conditions", conds);
-	}
-	for (size_t i = 0; i < conds->n; i++) {
-		const char *t = ynode_str(ynode_get(ynode_item(conds, i), "type"));
-		if (t && !strcmp(t, SVCIP_CONDITION)) {
-			ynode_free(conds->items[i]);
-			conds->items[i] = c;
-			return 1;
-		}
-	}
-	ynode_append(conds, c);
+	char ts[RFC3339_SIZE];
+	obj_time_format(now, ts);
+	condition_set(ynode_get_map(svc, "status"), &c, ts, 0);
 	return 1;
 }
 

@@ -4,10 +4,11 @@
  * the mount. It never changes a node's spec but to give it a podCIDR it
  * does not have (Kubernetes' podCIDR is immutable once set). */
 #include "node.h"
+#include "conditions.h"
 #include "log.h"
-#include "meta.h"
 #include "objio.h"
 #include "quantity.h"
+#include "timefmt.h"
 #include "util.h"
 
 #include <errno.h>
@@ -88,7 +89,7 @@ static struct ynode *node__conditions(const struct node_facts *f, const struct y
 				      const char *now)
 {
 	const struct machine_pressure *p = &f->pressure;
-	const struct meta_condition conds[] = {
+	const struct condition conds[] = {
 	    {"MemoryPressure", p->memory ? "True" : "False",
 	     p->memory ? "KubeletHasInsufficientMemory" : "KubeletHasSufficientMemory",
 	     p->memory ? "kubelet has insufficient memory available"
@@ -110,9 +111,8 @@ static struct ynode *node__conditions(const struct node_facts *f, const struct y
 	};
 	struct ynode *seq = ynode_new_seq();
 	for (size_t i = 0; i < ARRAY_SIZE(conds); i++)
-		ynode_append(seq, meta_condition_build(&conds[i],
-						       meta_condition_find(old, conds[i].type), now,
-						       META_COND_HEARTBEAT));
+		ynode_append(seq, condition_build(&conds[i], condition_find(old, conds[i].type),
+						  now, CONDITION_HEARTBEAT));
 	/* conditions others set (NetworkUnavailable, ...) stay */
 	for (size_t i = 0; old && old->type == YNODE_SEQ && i < old->n; i++) {
 		const char *t = ynode_path_str(ynode_item(old, i), "type");
@@ -127,8 +127,8 @@ static struct ynode *node__conditions(const struct node_facts *f, const struct y
 
 void node_object_apply(struct ynode *obj, const struct node_facts *f, time_t now)
 {
-	char nowbuf[META_TIME_SIZE];
-	meta_time_format(now, nowbuf);
+	char nowbuf[RFC3339_SIZE];
+	rfc3339_format(now, nowbuf);
 	if (!ynode_get(obj, "apiVersion"))
 		ynode_set(obj, "apiVersion", ynode_new_str("v1"));
 	if (!ynode_get(obj, "kind"))
@@ -168,8 +168,8 @@ void node_object_apply(struct ynode *obj, const struct node_facts *f, time_t now
 struct ynode *node_lease_build(const char *name, const char *claim, const char *node_uid,
 			       unsigned duration_s, time_t now)
 {
-	char renew[META_TIME_SIZE];
-	meta_micro_time_format(now, renew);
+	char renew[RFC3339_MICRO_SIZE];
+	rfc3339_format_micro((int64_t)now * 1000000, renew);
 	struct ynode *l = ynode_new_map();
 	ynode_set(l, "apiVersion", ynode_new_str("coordination.k8s.io/v1"));
 	ynode_set(l, "kind", ynode_new_str("Lease"));
@@ -228,7 +228,7 @@ void node_cidr_claimed(const struct ynode *lease, time_t now, struct cidr **v, s
 	time_t renewed;
 	long long dur = NODE_LEASE_SECONDS;
 	ynode_int(ynode_path(lease, "spec.leaseDurationSeconds"), &dur);
-	if (meta_time_parse(ynode_path_str(lease, "spec.renewTime"), &renewed) == 0 &&
+	if (rfc3339_parse(ynode_path_str(lease, "spec.renewTime"), &renewed) == 0 &&
 	    renewed + 2 * dur < now)
 		return;
 	node__push(v, n, &c);

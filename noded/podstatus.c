@@ -1,8 +1,9 @@
 /* podstatus.c: pod phase, conditions and container statuses, as the kubelet
  * writes them. */
 #include "podstatus.h"
-#include "meta.h"
+#include "conditions.h"
 #include "quantity.h"
+#include "timefmt.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -162,8 +163,8 @@ static struct ynode *pod__time(const struct ynode *old, const char *container_id
 	const char *ot = ynode_path_str(old, path);
 	if (ot && oid && container_id && strcmp(oid, container_id) == 0)
 		return ynode_new_str(ot);
-	char buf[META_TIME_SIZE];
-	meta_time_format(t ? t : now, buf);
+	char buf[RFC3339_SIZE];
+	rfc3339_format(t ? t : now, buf);
 	return ynode_new_str(buf);
 }
 
@@ -181,15 +182,15 @@ static struct ynode *pod__container_status(const struct pod_container_report *c,
 	ynode_set(m, "restartCount", ynode_new_int(c->restart_count));
 	if (c->has_last) {
 		struct ynode *t = ynode_new_map();
-		char buf[META_TIME_SIZE];
+		char buf[RFC3339_SIZE];
 		ynode_set(t, "exitCode", ynode_new_int(c->last_exit_code));
 		ynode_set(t, "reason",
 			  ynode_new_str(c->last_reason		 ? c->last_reason
 					: c->last_exit_code == 0 ? "Completed"
 								 : "Error"));
-		meta_time_format(c->last_started_at ? c->last_started_at : now, buf);
+		rfc3339_format(c->last_started_at ? c->last_started_at : now, buf);
 		ynode_set(t, "startedAt", ynode_new_str(buf));
-		meta_time_format(c->last_finished_at ? c->last_finished_at : now, buf);
+		rfc3339_format(c->last_finished_at ? c->last_finished_at : now, buf);
 		ynode_set(t, "finishedAt", ynode_new_str(buf));
 		struct ynode *last = ynode_new_map();
 		ynode_set(last, "terminated", t);
@@ -286,8 +287,8 @@ struct ynode *podstatus_build(const struct ynode *pod, const struct pod_report *
 {
 	const struct ynode *old = ynode_get(pod, "status");
 	struct ynode *st = old && old->type == YNODE_MAP ? ynode_clone(old) : ynode_new_map();
-	char nowbuf[META_TIME_SIZE];
-	meta_time_format(now, nowbuf);
+	char nowbuf[RFC3339_SIZE];
+	rfc3339_format(now, nowbuf);
 
 	const char *phase = r->pod_reason
 				? "Failed"
@@ -315,7 +316,7 @@ struct ynode *podstatus_build(const struct ynode *pod, const struct pod_report *
 	/* conditions: ours replaced, others' kept in place */
 	cleanup_free char *uninit = pod__unready(r->init, r->ninit, true, "incomplete");
 	cleanup_free char *unready = pod__unready(r->containers, r->ncontainers, false, "unready");
-	const struct meta_condition ours[] = {
+	const struct condition ours[] = {
 	    {"Initialized", uninit ? "False" : "True", uninit ? "ContainersNotInitialized" : NULL,
 	     uninit},
 	    {"Ready", unready ? "False" : "True", unready ? "ContainersNotReady" : NULL, unready},
@@ -326,9 +327,8 @@ struct ynode *podstatus_build(const struct ynode *pod, const struct pod_report *
 	const struct ynode *oldc = ynode_get(old, "conditions");
 	struct ynode *conds = ynode_new_seq();
 	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
-		ynode_append(conds,
-			     meta_condition_build(&ours[i], meta_condition_find(oldc, ours[i].type),
-						  nowbuf, META_COND_PROBE_TIME));
+		ynode_append(conds, condition_build(&ours[i], condition_find(oldc, ours[i].type),
+						    nowbuf, CONDITION_PROBE_TIME));
 	for (size_t i = 0; oldc && oldc->type == YNODE_SEQ && i < oldc->n; i++) {
 		const char *t = ynode_path_str(ynode_item(oldc, i), "type");
 		bool mine = false;

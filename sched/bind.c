@@ -3,6 +3,7 @@
  * the store's verdict. Jobs are taken in order; results go back in a list
  * that the loop swaps out when the eventfd fires. */
 #include "bind.h"
+#include "conditions.h"
 #include "log.h"
 #include "timefmt.h"
 #include "util.h"
@@ -46,65 +47,19 @@ struct sched_binder {
 
 /* ---- document edits ------------------------------------------------------ */
 
-static struct ynode *sched_bind__condition(const struct ynode *pod)
-{
-	const struct ynode *conds = ynode_path(pod, "status.conditions");
-	if (!conds || conds->type != YNODE_SEQ)
-		return NULL;
-	for (size_t i = 0; i < conds->n; i++) {
-		const char *type = ynode_str(ynode_get(ynode_item(conds, i), "type"));
-		if (type && strcmp(type, SCHED_CONDITION) == 0)
-			return ynode_item(conds, i);
-	}
-	return NULL;
-}
-
-static bool sched_bind__field_is(const struct ynode *c, const char *key, const char *want)
-{
-	const char *have = ynode_str(ynode_get(c, key));
-	if (!want)
-		return !have || ynode_is_null(ynode_get(c, key));
-	return have && strcmp(have, want) == 0;
-}
-
 bool sched_bind_condition_is(const struct ynode *pod, const char *status, const char *reason,
 			     const char *message)
 {
-	const struct ynode *c = sched_bind__condition(pod);
-	return c && sched_bind__field_is(c, "status", status) &&
-	       sched_bind__field_is(c, "reason", reason) &&
-	       sched_bind__field_is(c, "message", message);
+	const struct condition c = {SCHED_CONDITION, status, reason, message};
+	return condition_is(condition_find(ynode_path(pod, "status.conditions"), SCHED_CONDITION),
+			    &c);
 }
 
 void sched_bind_set_condition(struct ynode *pod, const char *status, const char *reason,
 			      const char *message, const char *now)
 {
-	struct ynode *st = ynode_get_map(pod, "status");
-	struct ynode *conds = ynode_get(st, "conditions");
-	if (!conds || conds->type != YNODE_SEQ) {
-		conds = ynode_new_seq();
-		ynode_set(st, "conditions", conds);
-	}
-	struct ynode *c = sched_bind__condition(pod);
-	if (!c) {
-		c = ynode_new_map();
-		ynode_append(conds, c);
-	}
-	/* The transition time moves only with the status, as Kubernetes'. */
-	bool same = sched_bind__field_is(c, "status", status) && ynode_get(c, "lastTransitionTime");
-	ynode_set(c, "type", ynode_new_str(SCHED_CONDITION));
-	ynode_set(c, "status", ynode_new_str(status));
-	ynode_set(c, "lastProbeTime", ynode_new_plain("null"));
-	if (!same)
-		ynode_set(c, "lastTransitionTime", ynode_new_str(now));
-	if (reason)
-		ynode_set(c, "reason", ynode_new_str(reason));
-	else
-		ynode_del(c, "reason");
-	if (message)
-		ynode_set(c, "message", ynode_new_str(message));
-	else
-		ynode_del(c, "message");
+	const struct condition c = {SCHED_CONDITION, status, reason, message};
+	condition_set(ynode_get_map(pod, "status"), &c, now, CONDITION_PROBE_TIME);
 }
 
 void sched_bind_set_node(struct ynode *pod, const char *node, const char *now)

@@ -1,5 +1,5 @@
 /* test_noded_node.c: the Node object and Lease that corral-noded writes —
- * times and conditions (lastTransitionTime kept while a status holds,
+ * conditions (lastTransitionTime kept while a status holds,
  * lastHeartbeatTime moving), the object built for a new node and brought
  * up to date on a stored one (others' labels, spec, conditions and status
  * fields kept, podCIDR never replaced), the Lease with its podCIDR claim,
@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meta.h"
+#include "conditions.h"
 #include "node.h"
+#include "timefmt.h"
 #include "util.h"
 
 #define T0 1796000000 /* 2026-11-30T... */
@@ -33,52 +34,6 @@ static const char *str(const struct ynode *n, const char *path)
 	if (!s)
 		fail_msg("no %s", path);
 	return s;
-}
-
-static void test_meta_time__formats_and_parses(void **state)
-{
-	(void)state;
-	char buf[META_TIME_SIZE];
-	meta_time_format(0, buf);
-	assert_string_equal(buf, "1970-01-01T00:00:00Z");
-	meta_micro_time_format(86400 + 61, buf);
-	assert_string_equal(buf, "1970-01-02T00:01:01.000000Z");
-	time_t t;
-	assert_int_equal(meta_time_parse("1970-01-02T00:01:01.000000Z", &t), 0);
-	assert_int_equal(t, 86400 + 61);
-	meta_time_format(T0, buf);
-	assert_int_equal(meta_time_parse(buf, &t), 0);
-	assert_int_equal(t, T0);
-	assert_int_equal(meta_time_parse("1970-01-01T01:00:00+01:00", &t), 0);
-	assert_int_equal(t, 0);
-	assert_int_equal(meta_time_parse("1970-01-01T00:00:00", &t), -1);
-	assert_int_equal(meta_time_parse("yesterday", &t), -1);
-	assert_int_equal(meta_time_parse(NULL, &t), -1);
-}
-
-static void test_meta_condition__transition_time_kept_while_status_holds(void **state)
-{
-	(void)state;
-	const struct meta_condition ready = {"Ready", "True", "KubeletReady", "ok"};
-	cleanup_ynode struct ynode *first =
-	    meta_condition_build(&ready, NULL, "T1", META_COND_HEARTBEAT);
-	assert_string_equal(str(first, "lastTransitionTime"), "T1");
-	assert_string_equal(str(first, "lastHeartbeatTime"), "T1");
-	cleanup_ynode struct ynode *second =
-	    meta_condition_build(&ready, first, "T2", META_COND_HEARTBEAT);
-	assert_string_equal(str(second, "lastTransitionTime"), "T1");
-	assert_string_equal(str(second, "lastHeartbeatTime"), "T2");
-	const struct meta_condition down = {"Ready", "False", "KubeletNotReady", "no"};
-	cleanup_ynode struct ynode *third =
-	    meta_condition_build(&down, second, "T3", META_COND_HEARTBEAT);
-	assert_string_equal(str(third, "lastTransitionTime"), "T3");
-	assert_string_equal(str(third, "reason"), "KubeletNotReady");
-	/* a pod's: lastProbeTime null, no heartbeat */
-	cleanup_ynode struct ynode *pod =
-	    meta_condition_build(&ready, NULL, "T1", META_COND_PROBE_TIME);
-	assert_true(ynode_is_null(ynode_get(pod, "lastProbeTime")));
-	assert_non_null(ynode_get(pod, "lastProbeTime"));
-	assert_null(ynode_get(pod, "lastHeartbeatTime"));
 }
 
 static struct machine_info info = {
@@ -136,8 +91,8 @@ static void test_node_object__new_node(void **state)
 	static const char *const statuses[] = {"False", "False", "False", "True"};
 	const struct ynode *conds = ynode_path(n, "status.conditions");
 	assert_int_equal(conds->n, 4);
-	char now[META_TIME_SIZE];
-	meta_time_format(T0, now);
+	char now[RFC3339_SIZE];
+	rfc3339_format(T0, now);
 	for (size_t i = 0; i < 4; i++) {
 		const struct ynode *c = ynode_item(conds, i);
 		assert_string_equal(str(c, "type"), types[i]);
@@ -177,9 +132,9 @@ static void test_node_object__heartbeat_moves_only_heartbeat_times(void **state)
 	node_object_apply(n, &f, T0);
 	cleanup_ynode struct ynode *before = ynode_clone(n);
 	node_object_apply(n, &f, T0 + 10);
-	char t0[META_TIME_SIZE], t1[META_TIME_SIZE];
-	meta_time_format(T0, t0);
-	meta_time_format(T0 + 10, t1);
+	char t0[RFC3339_SIZE], t1[RFC3339_SIZE];
+	rfc3339_format(T0, t0);
+	rfc3339_format(T0 + 10, t1);
 	const struct ynode *conds = ynode_path(n, "status.conditions");
 	for (size_t i = 0; i < conds->n; i++) {
 		assert_string_equal(str(ynode_item(conds, i), "lastTransitionTime"), t0);
@@ -194,15 +149,14 @@ static void test_node_object__heartbeat_moves_only_heartbeat_times(void **state)
 	f.ready_reason = "KubeletNotReady";
 	f.ready_message = "container runtime is not ready";
 	node_object_apply(n, &f, T0 + 20);
-	char t2[META_TIME_SIZE];
-	meta_time_format(T0 + 20, t2);
-	const struct ynode *ready =
-	    meta_condition_find(ynode_path(n, "status.conditions"), "Ready");
+	char t2[RFC3339_SIZE];
+	rfc3339_format(T0 + 20, t2);
+	const struct ynode *ready = condition_find(ynode_path(n, "status.conditions"), "Ready");
 	assert_string_equal(str(ready, "status"), "False");
 	assert_string_equal(str(ready, "reason"), "KubeletNotReady");
 	assert_string_equal(str(ready, "lastTransitionTime"), t2);
 	const struct ynode *mem =
-	    meta_condition_find(ynode_path(n, "status.conditions"), "MemoryPressure");
+	    condition_find(ynode_path(n, "status.conditions"), "MemoryPressure");
 	assert_string_equal(str(mem, "lastTransitionTime"), t0);
 }
 
@@ -244,13 +198,13 @@ static void test_node_object__keeps_what_others_wrote(void **state)
 	assert_string_equal(str(n, "status.images[0].names[0]"), "x");
 	const struct ynode *conds = ynode_path(n, "status.conditions");
 	assert_int_equal(conds->n, 5);
-	const struct ynode *net = meta_condition_find(conds, "NetworkUnavailable");
+	const struct ynode *net = condition_find(conds, "NetworkUnavailable");
 	assert_non_null(net);
 	assert_string_equal(str(net, "lastTransitionTime"), "T");
 	/* Unknown (the controller's verdict) to True is a transition */
-	const struct ynode *ready = meta_condition_find(conds, "Ready");
-	char now[META_TIME_SIZE];
-	meta_time_format(T0, now);
+	const struct ynode *ready = condition_find(conds, "Ready");
+	char now[RFC3339_SIZE];
+	rfc3339_format(T0, now);
 	assert_string_equal(str(ready, "status"), "True");
 	assert_string_equal(str(ready, "lastTransitionTime"), now);
 }
@@ -281,8 +235,8 @@ static void test_node_lease__claim_and_owner(void **state)
 	assert_null(ynode_path(l, "metadata.ownerReferences"));
 	assert_string_equal(str(l, "spec.holderIdentity"), "n1");
 	assert_string_equal(str(l, "spec.leaseDurationSeconds"), "40");
-	char renew[META_TIME_SIZE];
-	meta_micro_time_format(T0, renew);
+	char renew[RFC3339_MICRO_SIZE];
+	rfc3339_format_micro((int64_t)T0 * 1000000, renew);
 	assert_string_equal(str(l, "spec.renewTime"), renew);
 
 	cleanup_ynode struct ynode *owned = node_lease_build("n1", NULL, "u-1", 40, T0);
@@ -327,8 +281,6 @@ static void test_node_cidrs__held_and_claimed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_meta_time__formats_and_parses),
-	    cmocka_unit_test(test_meta_condition__transition_time_kept_while_status_holds),
 	    cmocka_unit_test(test_node_object__new_node),
 	    cmocka_unit_test(test_node_object__heartbeat_moves_only_heartbeat_times),
 	    cmocka_unit_test(test_node_object__keeps_what_others_wrote),

@@ -16,10 +16,11 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "conditions.h"
 #include "loop.h"
-#include "meta.h"
 #include "podstatus.h"
 #include "runtime.h"
+#include "timefmt.h"
 #include "util.h"
 
 #define T0 1796000000
@@ -76,8 +77,8 @@ static void test_podstatus__hollow_pod_runs_at_once(void **state)
 	assert_true(runtime_ready(rt, &reason, &message));
 	cleanup_ynode struct ynode *pod = parse(pod_yaml);
 	cleanup_ynode struct ynode *st = hollow_status(rt, pod, T0);
-	char now[META_TIME_SIZE];
-	meta_time_format(T0, now);
+	char now[RFC3339_SIZE];
+	rfc3339_format(T0, now);
 
 	assert_string_equal(str(st, "phase"), "Running");
 	assert_string_equal(str(st, "podIP"), "10.244.7.2");
@@ -92,7 +93,7 @@ static void test_podstatus__hollow_pod_runs_at_once(void **state)
 	const struct ynode *conds = ynode_get(st, "conditions");
 	assert_int_equal(conds->n, 4);
 	for (size_t i = 0; i < 4; i++) {
-		const struct ynode *c = meta_condition_find(conds, types[i]);
+		const struct ynode *c = condition_find(conds, types[i]);
 		assert_non_null(c);
 		assert_string_equal(str(c, "status"), "True");
 		assert_string_equal(str(c, "lastTransitionTime"), now);
@@ -199,14 +200,14 @@ static void test_podstatus__real_runtime_not_ready_is_pending_with_a_reason(void
 		assert_null(ynode_get(c, "containerID"));
 	}
 	const struct ynode *conds = ynode_get(st, "conditions");
-	const struct ynode *ready = meta_condition_find(conds, "Ready");
+	const struct ynode *ready = condition_find(conds, "Ready");
 	assert_string_equal(str(ready, "status"), "False");
 	assert_string_equal(str(ready, "reason"), "ContainersNotReady");
 	assert_string_equal(str(ready, "message"), "containers with unready status: [app side]");
-	const struct ynode *init = meta_condition_find(conds, "Initialized");
+	const struct ynode *init = condition_find(conds, "Initialized");
 	assert_string_equal(str(init, "status"), "False");
 	assert_string_equal(str(init, "message"), "containers with incomplete status: [setup]");
-	assert_string_equal(str(meta_condition_find(conds, "PodScheduled"), "status"), "True");
+	assert_string_equal(str(condition_find(conds, "PodScheduled"), "status"), "True");
 }
 
 static void test_podstatus__pending_then_running_keeps_start_time(void **state)
@@ -220,15 +221,14 @@ static void test_podstatus__pending_then_running_keeps_start_time(void **state)
 	store_status(pod, podstatus_build(pod, &r, "192.0.2.2", NULL, T0));
 	pod_report_clear(&r);
 	cleanup_ynode struct ynode *st = hollow_status(hollow, pod, T0 + 60);
-	char t0[META_TIME_SIZE], t1[META_TIME_SIZE];
-	meta_time_format(T0, t0);
-	meta_time_format(T0 + 60, t1);
+	char t0[RFC3339_SIZE], t1[RFC3339_SIZE];
+	rfc3339_format(T0, t0);
+	rfc3339_format(T0 + 60, t1);
 	assert_string_equal(str(st, "phase"), "Running");
 	assert_string_equal(str(st, "startTime"), t0);
 	const struct ynode *conds = ynode_get(st, "conditions");
-	assert_string_equal(str(meta_condition_find(conds, "Ready"), "lastTransitionTime"), t1);
-	assert_string_equal(str(meta_condition_find(conds, "PodScheduled"), "lastTransitionTime"),
-			    t0);
+	assert_string_equal(str(condition_find(conds, "Ready"), "lastTransitionTime"), t1);
+	assert_string_equal(str(condition_find(conds, "PodScheduled"), "lastTransitionTime"), t0);
 	assert_string_equal(str(st, "containerStatuses[0].state.running.startedAt"), t1);
 	assert_null(ynode_path(st, "containerStatuses[0].state.waiting"));
 }
@@ -247,10 +247,9 @@ static void test_podstatus__keeps_what_others_wrote(void **state)
 	assert_string_equal(str(st, "nominatedNodeName"), "hollow-1");
 	const struct ynode *conds = ynode_get(st, "conditions");
 	assert_int_equal(conds->n, 5);
-	assert_non_null(meta_condition_find(conds, "DisruptionTarget"));
+	assert_non_null(condition_find(conds, "DisruptionTarget"));
 	/* the scheduler's PodScheduled keeps its time */
-	assert_string_equal(str(meta_condition_find(conds, "PodScheduled"), "lastTransitionTime"),
-			    "T");
+	assert_string_equal(str(condition_find(conds, "PodScheduled"), "lastTransitionTime"), "T");
 }
 
 static void test_podstatus__replaced_container_gets_new_times(void **state)
@@ -262,8 +261,8 @@ static void test_podstatus__replaced_container_gets_new_times(void **state)
 	/* same name, another pod (a new uid): other container IDs */
 	ynode_set(ynode_get(pod, "metadata"), "uid", ynode_new_str("u-2"));
 	cleanup_ynode struct ynode *st = hollow_status(rt, pod, T0 + 5);
-	char t1[META_TIME_SIZE];
-	meta_time_format(T0 + 5, t1);
+	char t1[RFC3339_SIZE];
+	rfc3339_format(T0 + 5, t1);
 	assert_string_equal(str(st, "containerStatuses[0].state.running.startedAt"), t1);
 }
 
