@@ -503,8 +503,7 @@ static int depc__visit_oldpod(void *data, const char *key, const struct ynode *p
 	for (size_t i = 0; i < o->n; i++) {
 		if (strcmp(o->uids[i], uid) != 0)
 			continue;
-		const char *phase = ynode_path_str(pod, "status.phase");
-		if (phase && (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded")))
+		if (pod_is_terminal(pod))
 			return 0;
 		o->running = true;
 		return 1;

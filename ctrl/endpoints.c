@@ -65,10 +65,9 @@ bool endpoints_pod_eligible(const struct ynode *pod, bool tolerate_unready)
 {
 	if (ep__empty(ynode_path_str(pod, "status.podIP")))
 		return false;
-	if (!tolerate_unready && !ynode_is_null(ynode_path(pod, "metadata.deletionTimestamp")))
+	if (!tolerate_unready && object_is_deleting(pod))
 		return false;
-	const char *phase = ynode_path_str(pod, "status.phase");
-	return !phase || (strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0);
+	return !pod_is_terminal(pod);
 }
 
 /* Addresses of one port set. */

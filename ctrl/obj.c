@@ -1,6 +1,7 @@
 /* obj.c: helpers over objects for the controllers. Pure: no I/O but the
  * random bytes of generated names. */
 #include "obj.h"
+#include "ownerref.h"
 #include "timefmt.h"
 #include "util.h"
 
@@ -100,67 +101,23 @@ char *obj_path(const char *plural, const char *ns, const char *name)
 
 const struct ynode *obj_controller_ref(const struct ynode *o)
 {
-	const struct ynode *refs = ynode_path(o, "metadata.ownerReferences");
-	if (!refs || refs->type != YNODE_SEQ)
-		return NULL;
-	for (size_t i = 0; i < refs->n; i++) {
-		bool ctl = false;
-		const struct ynode *ref = ynode_item(refs, i);
-		if (ref->type == YNODE_MAP && ynode_bool(ynode_get(ref, "controller"), &ctl) == 0 &&
-		    ctl)
-			return ref;
-	}
-	return NULL;
+	return ownerref_controller(o);
 }
 
 struct ynode *obj_owner_ref_new(const char *api_version, const char *kind, const char *name,
 				const char *uid, bool controller)
 {
-	struct ynode *ref = ynode_new_map();
-	ynode_set(ref, "apiVersion", ynode_new_str(api_version));
-	ynode_set(ref, "kind", ynode_new_str(kind));
-	ynode_set(ref, "name", ynode_new_str(name));
-	ynode_set(ref, "uid", ynode_new_str(uid));
-	if (controller) {
-		ynode_set(ref, "controller", ynode_new_bool(true));
-		ynode_set(ref, "blockOwnerDeletion", ynode_new_bool(true));
-	}
-	return ref;
+	return ownerref_new(api_version, kind, name, uid, controller);
 }
 
 void obj_add_owner_ref(struct ynode *o, struct ynode *ref)
 {
-	struct ynode *md = ynode_get_map(o, "metadata");
-	struct ynode *refs = ynode_get(md, "ownerReferences");
-	if (!refs || refs->type != YNODE_SEQ) {
-		refs = ynode_new_seq();
-		ynode_set(md, "ownerReferences", refs);
-	}
-	ynode_append(refs, ref);
+	ownerref_add(o, ref);
 }
 
 int obj_remove_owner_refs(struct ynode *o, const char *uid)
 {
-	struct ynode *md = ynode_get(o, "metadata");
-	struct ynode *refs = ynode_get(md, "ownerReferences");
-	if (!refs || refs->type != YNODE_SEQ)
-		return 0;
-	int removed = 0;
-	size_t j = 0;
-	for (size_t i = 0; i < refs->n; i++) {
-		struct ynode *ref = refs->items[i];
-		const char *u = ynode_str(ynode_get(ref, "uid"));
-		if (u && !strcmp(u, uid)) {
-			ynode_free(ref);
-			removed++;
-		} else {
-			refs->items[j++] = ref;
-		}
-	}
-	refs->n = j;
-	if (j == 0)
-		ynode_del(md, "ownerReferences");
-	return removed;
+	return ownerref_remove(o, uid);
 }
 
 /* Times. */
@@ -184,56 +141,6 @@ int64_t obj_now(void)
 void obj_set_now(int64_t t)
 {
 	obj__fake_now = t;
-}
-
-/* Pods. */
-
-bool pod_is_active(const struct ynode *pod)
-{
-	const char *phase = ynode_path_str(pod, "status.phase");
-	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
-		return false;
-	const char *del = ynode_path_str(pod, "metadata.deletionTimestamp");
-	return !del || !*del;
-}
-
-bool pod_is_ready(const struct ynode *pod, int64_t *since)
-{
-	if (since)
-		*since = -1;
-	const struct ynode *conds = ynode_path(pod, "status.conditions");
-	if (!conds || conds->type != YNODE_SEQ)
-		return false;
-	for (size_t i = 0; i < conds->n; i++) {
-		const struct ynode *c = ynode_item(conds, i);
-		const char *type = ynode_str(ynode_get(c, "type"));
-		if (!type || strcmp(type, "Ready") != 0)
-			continue;
-		const char *status = ynode_str(ynode_get(c, "status"));
-		if (since)
-			*since = obj_time_parse(ynode_str(ynode_get(c, "lastTransitionTime")));
-		return status && !strcmp(status, "True");
-	}
-	return false;
-}
-
-bool pod_is_available(const struct ynode *pod, long long min_ready, int64_t now, int64_t *wait_s)
-{
-	int64_t since;
-	if (wait_s)
-		*wait_s = 0;
-	if (!pod_is_ready(pod, &since))
-		return false;
-	if (min_ready <= 0)
-		return true;
-	if (since < 0)
-		return false; /* ready, but since when is unknown: wait for a status that says */
-	int64_t left = since + min_ready - now;
-	if (left <= 0)
-		return true;
-	if (wait_s)
-		*wait_s = left;
-	return false;
 }
 
 bool labels_contain(const struct ynode *labels, const struct ynode *want)

@@ -1,5 +1,5 @@
 /* obj.h: what the controllers read from objects and build into them:
- * names and keys, owner references, times, pod readiness, random name
+ * names and keys, owner references, times, random name
  * suffixes. Pure functions over ynode trees; nothing here touches the
  * mount. */
 #ifndef CORRAL_CTRL_OBJ_H
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pod.h" /* pod_is_active(), pod_is_ready(), pod_is_available() */
 #include "ynode.h"
 
 /* The annotation on an owner that asks the garbage collector to orphan its
@@ -46,15 +47,13 @@ const char *obj_key_split(const char *key, char *ns, size_t size);
  * "PLURAL/NAME.yaml", or "namespaces/NAME.yaml" for a Namespace. */
 char *obj_path(const char *plural, const char *ns, const char *name);
 
-/* The ownerReferences entry with controller: true, or NULL. */
+/* Owner references: lib's ownerref_controller(), ownerref_new(),
+ * ownerref_add() and ownerref_remove() (ownerref.h) by the names the
+ * controllers know them by. */
 const struct ynode *obj_controller_ref(const struct ynode *o);
-/* An ownerReferences entry for owner, with controller and
- * blockOwnerDeletion set when controller is true. */
 struct ynode *obj_owner_ref_new(const char *api_version, const char *kind, const char *name,
 				const char *uid, bool controller);
-/* Adds ref (taken) to o's ownerReferences. */
 void obj_add_owner_ref(struct ynode *o, struct ynode *ref);
-/* Removes o's ownerReferences whose uid is uid; returns how many. */
 int obj_remove_owner_refs(struct ynode *o, const char *uid);
 
 /* Times, with lib's rfc3339_parse() and rfc3339_format() (timefmt.h):
@@ -66,14 +65,6 @@ void obj_time_format(int64_t t, char *buf);
 int64_t obj_now(void);
 void obj_set_now(int64_t t);
 
-/* Pods. Active: not Succeeded, not Failed, not being deleted. */
-bool pod_is_active(const struct ynode *pod);
-/* The Ready condition is True; *since (may be NULL) gets its
- * lastTransitionTime (or -1). */
-bool pod_is_ready(const struct ynode *pod, int64_t *since);
-/* Ready for at least min_ready seconds at now; when ready but not yet
- * long enough, *wait_s (may be NULL) gets the seconds left. */
-bool pod_is_available(const struct ynode *pod, long long min_ready, int64_t now, int64_t *wait_s);
 /* Every label of want is on labels with the same value. */
 bool labels_contain(const struct ynode *labels, const struct ynode *want);
 

@@ -1,5 +1,6 @@
 /* object.c: see object.h. */
 #include "object.h"
+#include "ownerref.h"
 #include "timefmt.h"
 #include "util.h"
 #include "validate.h"
@@ -44,15 +45,7 @@ void object_timestamp(int64_t unix_sec, char out[32])
 
 static bool object__controller_owned(const struct ynode *obj)
 {
-	const struct ynode *refs = ynode_path(obj, "metadata.ownerReferences");
-	if (!refs || refs->type != YNODE_SEQ)
-		return false;
-	for (size_t i = 0; i < refs->n; i++) {
-		bool c = false;
-		if (ynode_bool(ynode_get(refs->items[i], "controller"), &c) == 0 && c)
-			return true;
-	}
-	return false;
+	return ownerref_controller(obj) != NULL;
 }
 
 /* The object as declared: no status, no server-set metadata. */

@@ -10,6 +10,9 @@
  * This file must never keep a pointer into the object it reads: the
  * informer frees objects when they change. */
 #include "objects.h"
+#include "conditions.h"
+#include "ownerref.h"
+#include "pod.h"
 #include "quantity.h"
 #include "selector.h"
 #include "strmap.h"
@@ -544,21 +547,15 @@ struct sched_pod *sched_pod_parse(const struct ynode *obj)
 	p->scheduler_name = sched__dup_str(ynode_get(spec, "schedulerName"));
 	if (!p->scheduler_name)
 		p->scheduler_name = xstrdup(SCHED_DEFAULT_SCHEDULER);
-	const struct ynode *dt = ynode_get(meta, "deletionTimestamp");
-	p->deleting = dt && !ynode_is_null(dt);
-	const char *phase = ynode_path_str(obj, "status.phase");
-	p->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	p->deleting = object_is_deleting(obj);
+	p->terminal = pod_is_terminal(obj);
 	if (ynode_int(ynode_get(spec, "priority"), &p->priority) < 0)
 		p->priority = 0;
 	const struct ynode *labels = ynode_get(meta, "labels");
 	if (sched__is_map(labels) && labels->n)
 		p->labels = ynode_clone(labels);
-	const struct ynode *owners = ynode_get(meta, "ownerReferences");
-	for (size_t i = 0; sched__is_seq(owners) && i < owners->n && !p->owner; i++) {
-		const struct ynode *o = ynode_item(owners, i);
-		bool controller = false;
-		if (ynode_bool(ynode_get(o, "controller"), &controller) < 0 || !controller)
-			continue;
+	const struct ynode *o = ownerref_controller(obj);
+	if (o) {
 		const char *ouid = ynode_str(ynode_get(o, "uid"));
 		const char *kind = ynode_str(ynode_get(o, "kind"));
 		const char *oname = ynode_str(ynode_get(o, "name"));
@@ -668,20 +665,11 @@ struct sched_nodeinfo *sched_nodeinfo_parse(const struct ynode *obj)
 	bool b = false;
 	n->unschedulable = ynode_bool(ynode_get(spec, "unschedulable"), &b) == 0 && b;
 	n->ready = SCHED_NOT_READY;
-	const struct ynode *conds = ynode_get(status, "conditions");
-	for (size_t i = 0; sched__is_seq(conds) && i < conds->n; i++) {
-		const struct ynode *c = ynode_item(conds, i);
-		const char *type = ynode_str(ynode_get(c, "type"));
-		if (!type || strcmp(type, "Ready") != 0)
-			continue;
-		const char *st = ynode_str(ynode_get(c, "status"));
-		if (st && strcmp(st, "True") == 0)
-			n->ready = SCHED_READY;
-		else if (st && strcmp(st, "Unknown") == 0)
-			n->ready = SCHED_UNREACHABLE;
-		else
-			n->ready = SCHED_NOT_READY;
-	}
+	const struct ynode *ready = condition_find(ynode_get(status, "conditions"), "Ready");
+	if (condition_field_is(ready, "status", "True"))
+		n->ready = SCHED_READY;
+	else if (condition_field_is(ready, "status", "Unknown"))
+		n->ready = SCHED_UNREACHABLE;
 	const struct ynode *alloc = ynode_get(status, "allocatable");
 	if (!sched__is_map(alloc))
 		alloc = ynode_get(status, "capacity");
