@@ -3,6 +3,7 @@
 #include "obj.h"
 #include "ownerref.h"
 #include "timefmt.h"
+#include "treepath.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -92,11 +93,7 @@ const char *obj_key_split(const char *key, char *ns, size_t size)
 
 char *obj_path(const char *plural, const char *ns, const char *name)
 {
-	if (!strcmp(plural, "namespaces"))
-		return xasprintf("namespaces/%s.yaml", name);
-	if (ns && *ns)
-		return xasprintf("namespaces/%s/%s/%s.yaml", ns, plural, name);
-	return xasprintf("%s/%s.yaml", plural, name);
+	return treepath_object(plural, ns, name);
 }
 
 const struct ynode *obj_controller_ref(const struct ynode *o)

@@ -44,7 +44,8 @@ char *obj_key(const char *ns, const char *name);
  * the name, or NULL if key has no '/'. */
 const char *obj_key_split(const char *key, char *ns, size_t size);
 /* The path of an object below the mount: "namespaces/NS/PLURAL/NAME.yaml",
- * "PLURAL/NAME.yaml", or "namespaces/NAME.yaml" for a Namespace. */
+ * "PLURAL/NAME.yaml", or "namespaces/NAME.yaml" for a Namespace (lib's
+ * treepath_object()). */
 char *obj_path(const char *plural, const char *ns, const char *name);
 
 /* Owner references: lib's ownerref_controller(), ownerref_new(),

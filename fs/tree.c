@@ -1,6 +1,8 @@
 /* tree.c: the inode tree; two hash tables (by inode number and by folder
  * and name) over nodes that link their siblings in a list. */
 #include "tree.h"
+#include "fnv.h"
+#include "treepath.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -43,10 +45,7 @@ void blob_unref(struct blob *b)
 
 static uint64_t tree__hash_name(uint64_t parent, const char *name)
 {
-	uint64_t h = 1469598103934665603ULL ^ parent;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	return h;
+	return fnv1a_add(FNV1A_BASIS ^ parent, name, strlen(name));
 }
 
 static uint64_t tree__hash_ino(uint64_t ino)
@@ -293,9 +292,5 @@ char *tree_object_key(const struct node *n)
 	const struct node *dir = n->parent;
 	if (!dir)
 		return NULL;
-	if (dir->type == NODE_NSROOT)
-		return xasprintf("namespaces/%s", base);
-	if (dir->ns)
-		return xasprintf("namespaces/%s/%s/%s", dir->ns, dir->name, base);
-	return xasprintf("%s/%s", dir->name, base);
+	return treepath_key(dir->type == NODE_NSROOT ? "namespaces" : dir->name, dir->ns, base);
 }
