@@ -6,7 +6,7 @@ uint64_t fnv1a_add(uint64_t h, const void *buf, size_t len)
 	const unsigned char *p = buf;
 	for (size_t i = 0; i < len; i++) {
 		h ^= p[i];
-		h *= 1099511628211ULL;
+		h *= FNV1A_PRIME;
 	}
 	return h;
 }
@@ -21,7 +21,7 @@ uint32_t fnv1a32_add(uint32_t h, const void *buf, size_t len)
 	const unsigned char *p = buf;
 	for (size_t i = 0; i < len; i++) {
 		h ^= p[i];
-		h *= 16777619u;
+		h *= FNV1A32_PRIME;
 	}
 	return h;
 }

@@ -8,7 +8,9 @@
 #include <stdint.h>
 
 #define FNV1A_BASIS   14695981039346656037ULL
+#define FNV1A_PRIME   1099511628211ULL
 #define FNV1A32_BASIS 2166136261u
+#define FNV1A32_PRIME 16777619u
 
 /* 64-bit FNV-1a of len bytes. fnv1a_add() goes on from h (FNV1A_BASIS,
  * or an earlier result), so that pieces hash as their concatenation. */

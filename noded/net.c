@@ -2,6 +2,7 @@
  * nft(8). */
 #include "net.h"
 #include "exec.h"
+#include "fnv.h"
 #include "log.h"
 #include "util.h"
 
@@ -24,12 +25,7 @@ struct net {
 
 void net_hash(const char *s, char out[9])
 {
-	uint32_t h = 2166136261u;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	snprintf(out, 9, "%08x", h);
+	snprintf(out, 9, "%08x", fnv1a32(s, strlen(s)));
 }
 
 struct net *net_new(const struct net_opts *o)

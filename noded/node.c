@@ -5,6 +5,7 @@
  * does not have (Kubernetes' podCIDR is immutable once set). */
 #include "node.h"
 #include "conditions.h"
+#include "fnv.h"
 #include "log.h"
 #include "objio.h"
 #include "quantity.h"
@@ -604,10 +605,7 @@ struct node_agent *node_agent_new(struct loop *loop, const struct node_opts *o, 
 	na->lease_dir = xasprintf("%s/namespaces/%s/leases", na->mount, NODE_LEASE_NAMESPACE);
 	na->lease_path = xasprintf("%s/%s.yaml", na->lease_dir, na->name);
 	na->timer = loop_timer_new(loop, node__on_tick, na);
-	unsigned h = 2166136261u;
-	for (const char *s = na->name; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	na->seed = h ^ (unsigned)getpid() ^ (unsigned)time(NULL);
+	na->seed = fnv1a32(na->name, strlen(na->name)) ^ (unsigned)getpid() ^ (unsigned)time(NULL);
 	return na;
 }
 

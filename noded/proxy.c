@@ -23,6 +23,7 @@
 #include "proxy.h"
 
 #include "cidr.h"
+#include "fnv.h"
 #include "informer.h"
 #include "log.h"
 #include "util.h"
@@ -478,11 +479,9 @@ static void put_chain(FILE *f, const char *kind, const struct svcport *sp)
  * so that the text stays the same from one render to the next. */
 static uint32_t seed_of(const struct svcport *sp)
 {
-	uint32_t h = 2166136261u;
-	for (const char *s = sp->key; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	h = (h ^ (uint32_t)sp->proto) * 16777619u;
-	h = (h ^ sp->port) * 16777619u;
+	uint32_t h = fnv1a32(sp->key, strlen(sp->key));
+	h = (h ^ (uint32_t)sp->proto) * FNV1A32_PRIME;
+	h = (h ^ sp->port) * FNV1A32_PRIME;
 	return h;
 }
 
@@ -1205,9 +1204,8 @@ char *proxy_table_for_node(const char *node)
 	static const char prefix[] = "corral-proxy-";
 	char buf[TABLE_MAX + 1];
 	size_t n = snprintf(buf, sizeof(buf), "%s", prefix);
-	uint32_t h = 2166136261u;
+	uint32_t h = node ? fnv1a32(node, strlen(node)) : FNV1A32_BASIS;
 	for (const char *c = node ? node : ""; *c; c++) {
-		h = (h ^ (uint8_t)*c) * 16777619u;
 		bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
 			  (*c >= '0' && *c <= '9') || *c == '-' || *c == '_';
 		if (n < TABLE_MAX)
