@@ -17,6 +17,7 @@
 #include "log.h"
 #include "obj.h"
 #include "selector.h"
+#include "treepath.h"
 #include "util.h"
 #include "workqueue.h"
 #include "write.h"
@@ -435,7 +436,7 @@ static int ep__sync(void *data, const char *key, struct error **err)
 		writer_update(e->c->writer, path, ep__mutate, want, ctrl_ynode_free, 0, ep__written,
 			      op);
 	} else {
-		cleanup_free char *dir = xasprintf("namespaces/%s/endpoints", ns);
+		cleanup_free char *dir = treepath_folder("endpoints", ns);
 		writer_create(e->c->writer, dir, want, 0, ep__written, op);
 	}
 	return 0;

@@ -4,6 +4,7 @@
  * write anything but those two objects. */
 #include "kubedns.h"
 #include "log.h"
+#include "treepath.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -75,7 +76,8 @@ static int kubedns__put(const char *mount, const char *path, const char *text, i
 
 static void kubedns__mkns(const char *mount)
 {
-	cleanup_free char *dir = xasprintf("%s/namespaces/%s", mount, KUBEDNS_NAMESPACE);
+	cleanup_free char *folder = treepath_folder(NULL, KUBEDNS_NAMESPACE);
+	cleanup_free char *dir = xasprintf("%s/%s", mount, folder);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		log_warn("%s: %s", dir, strerror(errno));
 }

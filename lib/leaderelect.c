@@ -11,6 +11,7 @@
 #include "leaderelect.h"
 #include "log.h"
 #include "timefmt.h"
+#include "treepath.h"
 #include "util.h"
 #include "ynode.h"
 
@@ -312,7 +313,8 @@ struct leader *leader_new(struct loop *loop, const struct leader_config *cfg, st
 	l->on_stopped = cfg->on_stopped;
 	l->data = cfg->data;
 	l->file = xasprintf("%s.yaml", l->name);
-	cleanup_free char *dir = xasprintf("%s/namespaces/%s/leases", l->mount, l->ns);
+	cleanup_free char *folder = treepath_folder("leases", l->ns);
+	cleanup_free char *dir = xasprintf("%s/%s", l->mount, folder);
 	l->path = xasprintf("%s/%s", dir, l->file);
 	l->timer = loop_timer_new(loop, leader__on_timer, l);
 	l->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);

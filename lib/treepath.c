@@ -19,6 +19,15 @@ char *treepath_key(const char *plural, const char *ns, const char *name)
 	return xasprintf("%s/%s", plural, name);
 }
 
+char *treepath_folder(const char *plural, const char *ns)
+{
+	if (!ns || !*ns)
+		return xstrdup(plural ? plural : TREEPATH__NSROOT);
+	if (!plural)
+		return xasprintf(TREEPATH__NSROOT "/%s", ns);
+	return xasprintf(TREEPATH__NSROOT "/%s/%s", ns, plural);
+}
+
 char *treepath_object(const char *plural, const char *ns, const char *name)
 {
 	cleanup_free char *key = treepath_key(plural, ns, name);

@@ -20,6 +20,10 @@ struct treepath {
 char *treepath_object(const char *plural, const char *ns, const char *name);
 /* The store key of an object: its path without ".yaml"; malloc'd. */
 char *treepath_key(const char *plural, const char *ns, const char *name);
+/* The folder of a kind's objects: "namespaces/NS/PLURAL", or "PLURAL"
+ * when ns is NULL or ""; plural NULL for the namespace's own folder
+ * "namespaces/NS"; malloc'd. */
+char *treepath_folder(const char *plural, const char *ns);
 /* Splits a store key (treepath_parse_key) or an object's path
  * (treepath_parse, which wants NAME.yaml) into *tp: 0, or -EINVAL when it
  * is no object's (too few or many parts, an empty one). Free the parts with

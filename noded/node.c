@@ -10,6 +10,7 @@
 #include "objio.h"
 #include "quantity.h"
 #include "timefmt.h"
+#include "treepath.h"
 #include "util.h"
 
 #include <errno.h>
@@ -305,8 +306,8 @@ static int node__write_lease(struct node_agent *na, const char *claim, struct er
 		 * server keeps its system namespaces */
 		error_free(*err);
 		*err = NULL;
-		cleanup_free char *ns =
-		    xasprintf("%s/namespaces/%s", na->mount, NODE_LEASE_NAMESPACE);
+		cleanup_free char *folder = treepath_folder(NULL, NODE_LEASE_NAMESPACE);
+		cleanup_free char *ns = xasprintf("%s/%s", na->mount, folder);
 		if (mkdir(ns, 0755) < 0 && errno != EEXIST)
 			return error_set(err, errno, "mkdir %s: %s", ns, strerror(errno));
 		r = objio_write(na->mount, na->lease_path, lease, err);
@@ -601,9 +602,12 @@ struct node_agent *node_agent_new(struct loop *loop, const struct node_opts *o, 
 	else
 		machine_host_ip(na->host_ip, sizeof(na->host_ip));
 	machine_info_read(&na->info);
-	na->node_path = xasprintf("%s/nodes/%s.yaml", na->mount, na->name);
-	na->lease_dir = xasprintf("%s/namespaces/%s/leases", na->mount, NODE_LEASE_NAMESPACE);
-	na->lease_path = xasprintf("%s/%s.yaml", na->lease_dir, na->name);
+	cleanup_free char *node_rel = treepath_object("nodes", NULL, na->name);
+	cleanup_free char *lease_rel = treepath_object("leases", NODE_LEASE_NAMESPACE, na->name);
+	cleanup_free char *lease_folder = treepath_folder("leases", NODE_LEASE_NAMESPACE);
+	na->node_path = xasprintf("%s/%s", na->mount, node_rel);
+	na->lease_dir = xasprintf("%s/%s", na->mount, lease_folder);
+	na->lease_path = xasprintf("%s/%s", na->mount, lease_rel);
 	na->timer = loop_timer_new(loop, node__on_tick, na);
 	na->seed = fnv1a32(na->name, strlen(na->name)) ^ (unsigned)getpid() ^ (unsigned)time(NULL);
 	return na;

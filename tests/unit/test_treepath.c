@@ -30,6 +30,14 @@ static void test_treepath__builds(void **state)
 	assert_string_equal(p4, "persistentvolumes/pv.yaml");
 	assert_string_equal(k1, "namespaces/dev/pods/web");
 	assert_string_equal(k3, "namespaces/dev");
+	cleanup_free char *f1 = treepath_folder("leases", "kube-node-lease");
+	cleanup_free char *f2 = treepath_folder(NULL, "dev");
+	cleanup_free char *f3 = treepath_folder("nodes", NULL);
+	cleanup_free char *f4 = treepath_folder("nodes", "");
+	assert_string_equal(f1, "namespaces/kube-node-lease/leases");
+	assert_string_equal(f2, "namespaces/dev");
+	assert_string_equal(f3, "nodes");
+	assert_string_equal(f4, "nodes");
 }
 
 static void parses(const char *path, bool key, const char *ns, const char *plural, const char *name)
