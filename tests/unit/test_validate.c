@@ -14,6 +14,7 @@
 #include "kinds.h"
 #include "util.h"
 #include "validate.h"
+#include "validate_impl.h"
 #include "ynode.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -204,6 +205,27 @@ static void test_kinds__table_is_consistent(void **state)
 		for (const char *p = k->plural; *p; p++)
 			assert_true(*p >= 'a' && *p <= 'z');
 	}
+}
+
+/* The two tables are joined by kind_id (validate_impl.h): every row of
+ * lib's table has rules, and each slot holds the rules of its own kind. */
+static void test_kinds__every_kind_has_rules(void **state)
+{
+	(void)state;
+	assert_int_equal(kinds_count(), KIND_COUNT);
+	for (size_t i = 0; i < kinds_count(); i++) {
+		const struct kind_info *k = kinds_at(i);
+		assert_int_equal(kinds_id(k), i);
+		const struct kind_rules *r = v_rules_for(k);
+		if (!r || r->kind != (enum kind_id)i)
+			print_message("%s: no rules of its own\n", k->kind);
+		assert_non_null(r);
+		assert_int_equal(r->kind, i);
+		assert_non_null(r->name);
+		assert_non_null(r->check);
+	}
+	assert_ptr_equal(kinds_at(KIND_SECRET), kinds_by_kind("Secret"));
+	assert_ptr_equal(kinds_at(KIND_LEASE), kinds_by_kind("Lease"));
 }
 
 /* ---- acceptance and defaults ------------------------------------------ */
@@ -1528,6 +1550,7 @@ int main(void)
 	    cmocka_unit_test(test_kinds__scope_and_history),
 	    cmocka_unit_test(test_kinds__api_versions),
 	    cmocka_unit_test(test_kinds__table_is_consistent),
+	    cmocka_unit_test(test_kinds__every_kind_has_rules),
 	    cmocka_unit_test(test_validate__defaults_pod),
 	    cmocka_unit_test(test_validate__defaults_pull_policy_by_tag),
 	    cmocka_unit_test(test_validate__defaults_pod_requests_from_limits),
