@@ -1,6 +1,6 @@
 /* kinds_networking.c: the rules of the networking.k8s.io API group's
  * kinds: NetworkPolicy, Ingress (with the old extensions/v1beta1 backend
- * shape). */
+ * shape) and the cluster-scoped IngressClass. */
 #include "names.h"
 #include "util.h"
 #include "validate_impl.h"
@@ -279,4 +279,120 @@ const struct kind_rules v_rules_ingress = {
     .name = names_dns1123_subdomain,
     .check = check_ingress,
     .defaults = default_ingress,
+};
+
+/* ---- IngressClass ----------------------------------------------------- */
+
+#define INGRESS_CLASS_CONTROLLER_MAX 250
+/* RFC 3986 path characters: Kubernetes' httpPathFmt. */
+#define HTTP_PATH_FMT "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
+#define HTTP_PATH_CHARS                                                                            \
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+,;=:"
+
+static const char *const param_scopes[] = {"Cluster", "Namespace", NULL};
+
+/* Kubernetes' IsDomainPrefixedPath: "host/path", the host a DNS-1123
+ * subdomain, the path made of RFC 3986 path characters. */
+static void check_domain_prefixed_path(struct vctx *c, const char *key, const char *s)
+{
+	if (!s || !*s) {
+		v_err_required(c, key, NULL);
+		return;
+	}
+	const char *slash = strchr(s, '/');
+	if (!slash || slash == s || !slash[1]) {
+		v_err_invalid_str(c, key, s,
+				  "must be a domain-prefixed path (such as \"acme.io/foo\")");
+		return;
+	}
+	cleanup_free char *host = xstrndup(s, (size_t)(slash - s));
+	v_check_name(c, key, host, names_dns1123_subdomain);
+	const char *path = slash + 1;
+	if (strspn(path, HTTP_PATH_CHARS) != strlen(path))
+		v_err_invalid_str(c, key, path, "Invalid path (regex used for validation is '%s')",
+				  HTTP_PATH_FMT);
+}
+
+/* Kubernetes' IsValidPathSegmentName: what may name an object in a URL. */
+static void check_path_segment(struct vctx *c, const char *key, const char *s)
+{
+	if (!strcmp(s, ".") || !strcmp(s, "..")) {
+		v_err_invalid_str(c, key, s, "may not be '%s'", s);
+		return;
+	}
+	if (strchr(s, '/'))
+		v_err_invalid_str(c, key, s, "may not contain '/'");
+	if (strchr(s, '%'))
+		v_err_invalid_str(c, key, s, "may not contain '%%'");
+}
+
+static void check_ingress_class_params(struct vctx *c, const struct ynode *p)
+{
+	const char *group = v_get_str(c, p, "apiGroup", OPT);
+	if (group)
+		v_check_name(c, "apiGroup", group, names_dns1123_subdomain);
+	static const char *const refs[] = {"kind", "name"};
+	for (size_t i = 0; i < ARRAY_SIZE(refs); i++) {
+		const char *s = v_get_str(c, p, refs[i], OPT);
+		if (s && *s) {
+			check_path_segment(c, refs[i], s);
+			continue;
+		}
+		cleanup_free char *why = xasprintf("%s is required", refs[i]);
+		v_err_required(c, refs[i], why);
+	}
+	/* an unset scope is Cluster (defaulted) */
+	const char *scope = v_get_str(c, p, "scope", OPT);
+	if (scope && !v_in_list(scope, param_scopes)) {
+		v_err_unsupported(c, "scope", scope, param_scopes);
+		return;
+	}
+	const char *ns = v_get_str(c, p, "namespace", OPT);
+	if (v_streq(scope, "Namespace")) {
+		if (!ns)
+			v_err_required(c, "namespace", "`parameters.scope` is set to 'Namespace'");
+		else
+			v_check_name(c, "namespace", ns, names_dns1123_label);
+	} else if (ns) {
+		v_err_forbidden(c, "namespace", "`parameters.scope` is set to 'Cluster'");
+	}
+}
+
+static void check_ingress_class(struct vctx *c, struct ynode *obj)
+{
+	struct ynode *spec = v_get_map(c, obj, "spec", OPT);
+	size_t mark = v_path_push(c, "spec");
+	const char *ctl = v_get_str(c, spec, "controller", OPT);
+	if (ctl && strlen(ctl) > INGRESS_CLASS_CONTROLLER_MAX)
+		v_err_too_long(c, "controller", INGRESS_CLASS_CONTROLLER_MAX);
+	check_domain_prefixed_path(c, "controller", ctl);
+	struct ynode *params = v_get_map(c, spec, "parameters", OPT);
+	if (params) {
+		size_t pm = v_path_push(c, "parameters");
+		check_ingress_class_params(c, params);
+		v_path_pop(c, pm);
+	}
+	v_path_pop(c, mark);
+}
+
+static void default_ingress_class(struct vctx *c, struct ynode *obj)
+{
+	(void)c;
+	struct ynode *params = ynode_path(obj, "spec.parameters");
+	if (params && params->type == YNODE_MAP)
+		v_default_str(params, "scope", "Cluster");
+}
+
+/* The controller is fixed once the class exists (parameters may change). */
+static void update_ingress_class(struct vctx *c, const struct ynode *obj, const struct ynode *old)
+{
+	v_check_immutable(c, obj, old, "spec.controller");
+}
+
+const struct kind_rules v_rules_ingress_class = {
+    .kind = KIND_INGRESS_CLASS,
+    .name = names_dns1123_subdomain,
+    .check = check_ingress_class,
+    .defaults = default_ingress_class,
+    .update = update_ingress_class,
 };

@@ -119,7 +119,7 @@ extern const struct kind_rules v_rules_horizontal_pod_autoscaler;
 /* kinds_policy.c */
 extern const struct kind_rules v_rules_pod_disruption_budget;
 /* kinds_networking.c */
-extern const struct kind_rules v_rules_network_policy, v_rules_ingress;
+extern const struct kind_rules v_rules_network_policy, v_rules_ingress, v_rules_ingress_class;
 /* kinds_coordination.c */
 extern const struct kind_rules v_rules_lease;
 

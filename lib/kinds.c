@@ -19,6 +19,7 @@
  *                     extensions/v1beta1 (the old backend shape)
  *   Lease             coordination.k8s.io/v1, coordination.k8s.io/v1beta1
  *   Event             v1, events.k8s.io/v1, events.k8s.io/v1beta1
+ *   IngressClass      networking.k8s.io/v1, networking.k8s.io/v1beta1
  * An object keeps the apiVersion it was written with; validate.c applies the
  * rules of that version where they differ (an optional selector before
  * apps/v1, the Ingress backend shape, HPA v1 against v2). */
@@ -91,6 +92,12 @@ static const struct kind_info kinds__table[] = {
     [KIND_LEASE] =
 	{"Lease", "leases", {"coordination.k8s.io/v1", "coordination.k8s.io/v1beta1"}, true, false},
 
+    /* networking: cluster-scoped */
+    [KIND_INGRESS_CLASS] = {"IngressClass",
+			    "ingressclasses",
+			    {"networking.k8s.io/v1", "networking.k8s.io/v1beta1"},
+			    false,
+			    true},
 };
 
 _Static_assert(ARRAY_SIZE(kinds__table) == KIND_COUNT, "a row for every kind_id");

@@ -40,6 +40,7 @@ enum kind_id {
 	KIND_NETWORK_POLICY,
 	KIND_INGRESS,
 	KIND_LEASE,
+	KIND_INGRESS_CLASS,
 	KIND_COUNT /* not a kind: the number of rows */
 };
 

@@ -1543,6 +1543,124 @@ static void test_validate__immutable_config_map_and_claim(void **state)
 	    claim, "spec: Forbidden: spec is immutable after creation");
 }
 
+/* ---- IngressClass ----------------------------------------------------- */
+
+#define IC_HEAD "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: external-lb\n"
+
+/* The Kubernetes documentation's external-lb.yaml. */
+static const char *ingress_class_doc = IC_HEAD "spec:\n"
+					       "  controller: example.com/ingress-controller\n"
+					       "  parameters:\n"
+					       "    apiGroup: k8s.example.com\n"
+					       "    kind: IngressParameters\n"
+					       "    name: external-lb\n";
+
+static void test_validate__ingress_class_accepted_and_defaulted(void **state)
+{
+	(void)state;
+	struct ynode *obj = accept("ingressclasses", ingress_class_doc);
+	assert_str_at(obj, "spec.controller", "example.com/ingress-controller");
+	assert_str_at(obj, "spec.parameters.scope", "Cluster");
+	ynode_free(obj);
+
+	/* cluster-scoped: a namespace given is dropped; v1beta1 is served */
+	obj = accept("ingressclasses",
+		     "apiVersion: networking.k8s.io/v1beta1\nkind: IngressClass\n"
+		     "metadata:\n  name: nginx\n  namespace: dev\n"
+		     "spec:\n  controller: k8s.io/ingress-nginx\n");
+	assert_absent(obj, "metadata.namespace");
+	assert_absent(obj, "spec.parameters");
+	ynode_free(obj);
+
+	obj = accept("ingressclasses", IC_HEAD "spec:\n  controller: example.com/x\n"
+					       "  parameters:\n    kind: Params\n    name: p\n"
+					       "    scope: Namespace\n    namespace: dev\n");
+	assert_str_at(obj, "spec.parameters.scope", "Namespace");
+	ynode_free(obj);
+	assert_false(kinds_by_kind("IngressClass")->namespaced);
+	assert_true(kinds_by_kind("IngressClass")->history);
+	assert_string_equal(kinds_by_kind("IngressClass")->plural, "ingressclasses");
+}
+
+static void test_validate__ingress_class_rejections(void **state)
+{
+	(void)state;
+	rejects("ingressclasses", IC_HEAD, "spec.controller: Required value");
+	rejects("ingressclasses", IC_HEAD "spec:\n  controller: nginx\n",
+		"spec.controller: Invalid value: \"nginx\": must be a domain-prefixed path (such as "
+		"\"acme.io/foo\")");
+	rejects("ingressclasses", IC_HEAD "spec:\n  controller: example.com/\n",
+		"spec.controller: Invalid value: \"example.com/\": must be a domain-prefixed path");
+	rejects("ingressclasses", IC_HEAD "spec:\n  controller: Example.com/x\n",
+		"spec.controller: Invalid value: \"Example.com\": a lowercase RFC 1123 subdomain");
+	rejects("ingressclasses", IC_HEAD "spec:\n  controller: example.com/a b\n",
+		"spec.controller: Invalid value: \"a b\": Invalid path (regex used for validation "
+		"is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')");
+	char long_ctl[300];
+	memset(long_ctl, 'a', sizeof(long_ctl));
+	memcpy(long_ctl, "example.com/", 12);
+	long_ctl[251] = '\0';
+	char *doc = xasprintf(IC_HEAD "spec:\n  controller: %s\n", long_ctl);
+	rejects("ingressclasses", doc, "spec.controller: Too long: must have at most 250 bytes");
+	free(doc);
+	long_ctl[250] = '\0';
+	doc = xasprintf(IC_HEAD "spec:\n  controller: %s\n", long_ctl);
+	ynode_free(accept("ingressclasses", doc));
+	free(doc);
+
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    name: p\n",
+		"spec.parameters.kind: Required value: kind is required");
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n",
+		"spec.parameters.name: Required value: name is required");
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: a/b\n",
+		"spec.parameters.name: Invalid value: \"a/b\": may not contain '/'");
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: ..\n    name: p\n",
+		"spec.parameters.kind: Invalid value: \"..\": may not be '..'");
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: p\n"
+			"    apiGroup: Example\n",
+		"spec.parameters.apiGroup: Invalid value: \"Example\": a lowercase RFC 1123 subdomain");
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: p\n"
+			"    scope: Global\n",
+		"spec.parameters.scope: Unsupported value: \"Global\": supported values: \"Cluster\", "
+		"\"Namespace\"");
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: p\n"
+			"    scope: Namespace\n",
+		"spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'");
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: p\n"
+			"    namespace: dev\n",
+		"spec.parameters.namespace: Forbidden: `parameters.scope` is set to 'Cluster'");
+	rejects("ingressclasses",
+		"apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: External_LB\n"
+		"spec:\n  controller: example.com/x\n",
+		"metadata.name: Invalid value: \"External_LB\"");
+	rejects("ingressclasses",
+		"apiVersion: extensions/v1beta1\nkind: IngressClass\nmetadata:\n  name: x\n"
+		"spec:\n  controller: example.com/x\n",
+		"apiVersion: Unsupported value: \"extensions/v1beta1\"");
+}
+
+static void test_validate__ingress_class_controller_immutable(void **state)
+{
+	(void)state;
+	rejects_update("ingressclasses", IC_HEAD "spec:\n  controller: example.com/other\n",
+		       ingress_class_doc,
+		       "spec.controller: Invalid value: \"example.com/other\": field is immutable");
+	/* the parameters may change, and an unchanged document is fine */
+	ynode_free(accept_update("ingressclasses",
+				 IC_HEAD "spec:\n  controller: example.com/ingress-controller\n"
+					 "  parameters:\n    kind: Other\n    name: p\n",
+				 ingress_class_doc));
+	ynode_free(accept_update("ingressclasses", ingress_class_doc, ingress_class_doc));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1600,6 +1718,9 @@ int main(void)
 	    cmocka_unit_test(
 		test_validate__service_cluster_ip_kept_and_immutable),
 	    cmocka_unit_test(test_validate__immutable_config_map_and_claim),
+	    cmocka_unit_test(test_validate__ingress_class_accepted_and_defaulted),
+	    cmocka_unit_test(test_validate__ingress_class_rejections),
+	    cmocka_unit_test(test_validate__ingress_class_controller_immutable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
