@@ -122,6 +122,8 @@ extern const struct kind_rules v_rules_pod_disruption_budget;
 extern const struct kind_rules v_rules_network_policy, v_rules_ingress, v_rules_ingress_class;
 /* kinds_coordination.c */
 extern const struct kind_rules v_rules_lease;
+/* kinds_scheduling.c */
+extern const struct kind_rules v_rules_priority_class;
 
 /* ---- the shared engine (validate.c) ----------------------------------- */
 

@@ -20,6 +20,8 @@
  *   Lease             coordination.k8s.io/v1, coordination.k8s.io/v1beta1
  *   Event             v1, events.k8s.io/v1, events.k8s.io/v1beta1
  *   IngressClass      networking.k8s.io/v1, networking.k8s.io/v1beta1
+ *   PriorityClass     scheduling.k8s.io/v1, scheduling.k8s.io/v1beta1,
+ *                     scheduling.k8s.io/v1alpha1
  * An object keeps the apiVersion it was written with; validate.c applies the
  * rules of that version where they differ (an optional selector before
  * apps/v1, the Ingress backend shape, HPA v1 against v2). */
@@ -92,12 +94,18 @@ static const struct kind_info kinds__table[] = {
     [KIND_LEASE] =
 	{"Lease", "leases", {"coordination.k8s.io/v1", "coordination.k8s.io/v1beta1"}, true, false},
 
-    /* networking: cluster-scoped */
+    /* networking, scheduling: cluster-scoped */
     [KIND_INGRESS_CLASS] = {"IngressClass",
 			    "ingressclasses",
 			    {"networking.k8s.io/v1", "networking.k8s.io/v1beta1"},
 			    false,
 			    true},
+    [KIND_PRIORITY_CLASS] = {"PriorityClass",
+			     "priorityclasses",
+			     {"scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1",
+			      "scheduling.k8s.io/v1alpha1"},
+			     false,
+			     true},
 };
 
 _Static_assert(ARRAY_SIZE(kinds__table) == KIND_COUNT, "a row for every kind_id");

@@ -41,6 +41,7 @@ enum kind_id {
 	KIND_INGRESS,
 	KIND_LEASE,
 	KIND_INGRESS_CLASS,
+	KIND_PRIORITY_CLASS,
 	KIND_COUNT /* not a kind: the number of rows */
 };
 
