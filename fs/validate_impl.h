@@ -14,7 +14,7 @@
  * the rules of a write into k's folder are registry[kinds_id(k)] -- no
  * lookup by name, and a rule for an id lib does not have is a compile error
  * (the array has KIND_COUNT slots). Each rules value names its own id, so a
- * unit test (test_validate's kinds__every_kind_has_rules) fails when a kind
+ * unit test (test_kinds__every_kind_has_rules) fails when a kind
  * in lib's table has no rules or a slot holds another kind's rules. Adding
  * a kind: an enum id and a row in lib/kinds.c, a kind_rules in its group's
  * file, one line in the registry, and its tests.
