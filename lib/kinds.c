@@ -19,6 +19,9 @@
  *                     extensions/v1beta1 (the old backend shape)
  *   Lease             coordination.k8s.io/v1, coordination.k8s.io/v1beta1
  *   Event             v1, events.k8s.io/v1, events.k8s.io/v1beta1
+ *   IngressClass      networking.k8s.io/v1, networking.k8s.io/v1beta1
+ *   PriorityClass     scheduling.k8s.io/v1, scheduling.k8s.io/v1beta1,
+ *                     scheduling.k8s.io/v1alpha1
  * An object keeps the apiVersion it was written with; validate.c applies the
  * rules of that version where they differ (an optional selector before
  * apps/v1, the Ingress backend shape, HPA v1 against v2). */
@@ -29,79 +32,83 @@
 
 static const struct kind_info kinds__table[] = {
     /* cluster-scoped */
-    {"Namespace", "namespaces", {"v1"}, false, true},
-    {"Node", "nodes", {"v1"}, false, true},
-    {"PersistentVolume", "persistentvolumes", {"v1"}, false, true},
+    [KIND_NAMESPACE] = {"Namespace", "namespaces", {"v1"}, false, true},
+    [KIND_NODE] = {"Node", "nodes", {"v1"}, false, true},
+    [KIND_PERSISTENT_VOLUME] = {"PersistentVolume", "persistentvolumes", {"v1"}, false, true},
 
     /* core, namespaced */
-    {"Pod", "pods", {"v1"}, true, true},
-    {"ReplicationController", "replicationcontrollers", {"v1"}, true, true},
-    {"Service", "services", {"v1"}, true, true},
-    {"Endpoints", "endpoints", {"v1"}, true, false},
-    {"ConfigMap", "configmaps", {"v1"}, true, true},
-    {"Secret", "secrets", {"v1"}, true, true},
-    {"PersistentVolumeClaim", "persistentvolumeclaims", {"v1"}, true, true},
-    {"ResourceQuota", "resourcequotas", {"v1"}, true, true},
-    {"ServiceAccount", "serviceaccounts", {"v1"}, true, true},
-    {"LimitRange", "limitranges", {"v1"}, true, true},
-    {"Event",
-     "events",
-     {"v1", "events.k8s.io/v1", "events.k8s.io/v1beta1"},
-     true,
-     false},
+    [KIND_POD] = {"Pod", "pods", {"v1"}, true, true},
+    [KIND_REPLICATION_CONTROLLER] =
+	{"ReplicationController", "replicationcontrollers", {"v1"}, true, true},
+    [KIND_SERVICE] = {"Service", "services", {"v1"}, true, true},
+    [KIND_ENDPOINTS] = {"Endpoints", "endpoints", {"v1"}, true, false},
+    [KIND_CONFIG_MAP] = {"ConfigMap", "configmaps", {"v1"}, true, true},
+    [KIND_SECRET] = {"Secret", "secrets", {"v1"}, true, true},
+    [KIND_PERSISTENT_VOLUME_CLAIM] =
+	{"PersistentVolumeClaim", "persistentvolumeclaims", {"v1"}, true, true},
+    [KIND_RESOURCE_QUOTA] = {"ResourceQuota", "resourcequotas", {"v1"}, true, true},
+    [KIND_SERVICE_ACCOUNT] = {"ServiceAccount", "serviceaccounts", {"v1"}, true, true},
+    [KIND_LIMIT_RANGE] = {"LimitRange", "limitranges", {"v1"}, true, true},
+    [KIND_EVENT] =
+	{"Event", "events", {"v1", "events.k8s.io/v1", "events.k8s.io/v1beta1"}, true, false},
 
     /* apps */
-    {"ReplicaSet",
-     "replicasets",
-     {"apps/v1", "apps/v1beta2", "extensions/v1beta1"},
-     true,
-     true},
-    {"Deployment",
-     "deployments",
-     {"apps/v1", "apps/v1beta1", "extensions/v1beta1"},
-     true,
-     true},
-    {"DaemonSet",
-     "daemonsets",
-     {"apps/v1", "apps/v1beta2", "extensions/v1beta1"},
-     true,
-     true},
-    {"StatefulSet",
-     "statefulsets",
-     {"apps/v1", "apps/v1beta1", "apps/v1beta2"},
-     true,
-     true},
+    [KIND_REPLICA_SET] = {"ReplicaSet",
+			  "replicasets",
+			  {"apps/v1", "apps/v1beta2", "extensions/v1beta1"},
+			  true,
+			  true},
+    [KIND_DEPLOYMENT] = {"Deployment",
+			 "deployments",
+			 {"apps/v1", "apps/v1beta1", "extensions/v1beta1"},
+			 true,
+			 true},
+    [KIND_DAEMON_SET] =
+	{"DaemonSet", "daemonsets", {"apps/v1", "apps/v1beta2", "extensions/v1beta1"}, true, true},
+    [KIND_STATEFUL_SET] =
+	{"StatefulSet", "statefulsets", {"apps/v1", "apps/v1beta1", "apps/v1beta2"}, true, true},
 
     /* batch, autoscaling, policy, networking, coordination */
-    {"Job", "jobs", {"batch/v1"}, true, true},
-    {"CronJob", "cronjobs", {"batch/v1", "batch/v1beta1"}, true, true},
-    {"HorizontalPodAutoscaler",
-     "horizontalpodautoscalers",
-     {"autoscaling/v1", "autoscaling/v2", "autoscaling/v2beta2"},
-     true,
-     true},
-    {"PodDisruptionBudget",
-     "poddisruptionbudgets",
-     {"policy/v1", "policy/v1beta1"},
-     true,
-     true},
-    {"NetworkPolicy",
-     "networkpolicies",
-     {"networking.k8s.io/v1", "extensions/v1beta1"},
-     true,
-     true},
-    {"Ingress",
-     "ingresses",
-     {"networking.k8s.io/v1", "networking.k8s.io/v1beta1",
-      "extensions/v1beta1"},
-     true,
-     true},
-    {"Lease",
-     "leases",
-     {"coordination.k8s.io/v1", "coordination.k8s.io/v1beta1"},
-     true,
-     false},
+    [KIND_JOB] = {"Job", "jobs", {"batch/v1"}, true, true},
+    [KIND_CRON_JOB] = {"CronJob", "cronjobs", {"batch/v1", "batch/v1beta1"}, true, true},
+    [KIND_HORIZONTAL_POD_AUTOSCALER] = {"HorizontalPodAutoscaler",
+					"horizontalpodautoscalers",
+					{"autoscaling/v1", "autoscaling/v2", "autoscaling/v2beta2"},
+					true,
+					true},
+    [KIND_POD_DISRUPTION_BUDGET] = {"PodDisruptionBudget",
+				    "poddisruptionbudgets",
+				    {"policy/v1", "policy/v1beta1"},
+				    true,
+				    true},
+    [KIND_NETWORK_POLICY] = {"NetworkPolicy",
+			     "networkpolicies",
+			     {"networking.k8s.io/v1", "extensions/v1beta1"},
+			     true,
+			     true},
+    [KIND_INGRESS] = {"Ingress",
+		      "ingresses",
+		      {"networking.k8s.io/v1", "networking.k8s.io/v1beta1", "extensions/v1beta1"},
+		      true,
+		      true},
+    [KIND_LEASE] =
+	{"Lease", "leases", {"coordination.k8s.io/v1", "coordination.k8s.io/v1beta1"}, true, false},
+
+    /* networking, scheduling: cluster-scoped */
+    [KIND_INGRESS_CLASS] = {"IngressClass",
+			    "ingressclasses",
+			    {"networking.k8s.io/v1", "networking.k8s.io/v1beta1"},
+			    false,
+			    true},
+    [KIND_PRIORITY_CLASS] = {"PriorityClass",
+			     "priorityclasses",
+			     {"scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1",
+			      "scheduling.k8s.io/v1alpha1"},
+			     false,
+			     true},
 };
+
+_Static_assert(ARRAY_SIZE(kinds__table) == KIND_COUNT, "a row for every kind_id");
 
 const struct kind_info *kinds_by_plural(const char *plural)
 {
@@ -127,8 +134,7 @@ bool kinds_api_version_ok(const struct kind_info *k, const char *api_version)
 {
 	if (!k || !api_version)
 		return false;
-	for (size_t i = 0;
-	     i < ARRAY_SIZE(k->api_versions) && k->api_versions[i]; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(k->api_versions) && k->api_versions[i]; i++)
 		if (strcmp(k->api_versions[i], api_version) == 0)
 			return true;
 	return false;
@@ -142,4 +148,9 @@ size_t kinds_count(void)
 const struct kind_info *kinds_at(size_t i)
 {
 	return i < ARRAY_SIZE(kinds__table) ? &kinds__table[i] : NULL;
+}
+
+enum kind_id kinds_id(const struct kind_info *k)
+{
+	return (enum kind_id)(k - kinds__table);
 }

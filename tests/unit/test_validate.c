@@ -8,12 +8,15 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kinds.h"
+#include "kinds_scheduling.h"
 #include "util.h"
 #include "validate.h"
+#include "validate_impl.h"
 #include "ynode.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -204,6 +207,27 @@ static void test_kinds__table_is_consistent(void **state)
 		for (const char *p = k->plural; *p; p++)
 			assert_true(*p >= 'a' && *p <= 'z');
 	}
+}
+
+/* The two tables are joined by kind_id (validate_impl.h): every row of
+ * lib's table has rules, and each slot holds the rules of its own kind. */
+static void test_kinds__every_kind_has_rules(void **state)
+{
+	(void)state;
+	assert_int_equal(kinds_count(), KIND_COUNT);
+	for (size_t i = 0; i < kinds_count(); i++) {
+		const struct kind_info *k = kinds_at(i);
+		assert_int_equal(kinds_id(k), i);
+		const struct kind_rules *r = v_rules_for(k);
+		if (!r || r->kind != (enum kind_id)i)
+			print_message("%s: no rules of its own\n", k->kind);
+		assert_non_null(r);
+		assert_int_equal(r->kind, i);
+		assert_non_null(r->name);
+		assert_non_null(r->check);
+	}
+	assert_ptr_equal(kinds_at(KIND_SECRET), kinds_by_kind("Secret"));
+	assert_ptr_equal(kinds_at(KIND_LEASE), kinds_by_kind("Lease"));
 }
 
 /* ---- acceptance and defaults ------------------------------------------ */
@@ -1521,6 +1545,326 @@ static void test_validate__immutable_config_map_and_claim(void **state)
 	    claim, "spec: Forbidden: spec is immutable after creation");
 }
 
+/* ---- IngressClass ----------------------------------------------------- */
+
+#define IC_HEAD                                                                                    \
+	"apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: external-lb\n"
+
+/* The Kubernetes documentation's external-lb.yaml. */
+static const char *ingress_class_doc = IC_HEAD "spec:\n"
+					       "  controller: example.com/ingress-controller\n"
+					       "  parameters:\n"
+					       "    apiGroup: k8s.example.com\n"
+					       "    kind: IngressParameters\n"
+					       "    name: external-lb\n";
+
+static void test_validate__ingress_class_accepted_and_defaulted(void **state)
+{
+	(void)state;
+	struct ynode *obj = accept("ingressclasses", ingress_class_doc);
+	assert_str_at(obj, "spec.controller", "example.com/ingress-controller");
+	assert_str_at(obj, "spec.parameters.scope", "Cluster");
+	ynode_free(obj);
+
+	/* cluster-scoped: a namespace given is dropped; v1beta1 is served */
+	obj = accept("ingressclasses", "apiVersion: networking.k8s.io/v1beta1\nkind: IngressClass\n"
+				       "metadata:\n  name: nginx\n  namespace: dev\n"
+				       "spec:\n  controller: k8s.io/ingress-nginx\n");
+	assert_absent(obj, "metadata.namespace");
+	assert_absent(obj, "spec.parameters");
+	ynode_free(obj);
+
+	obj = accept("ingressclasses", IC_HEAD "spec:\n  controller: example.com/x\n"
+					       "  parameters:\n    kind: Params\n    name: p\n"
+					       "    scope: Namespace\n    namespace: dev\n");
+	assert_str_at(obj, "spec.parameters.scope", "Namespace");
+	ynode_free(obj);
+	assert_false(kinds_by_kind("IngressClass")->namespaced);
+	assert_true(kinds_by_kind("IngressClass")->history);
+	assert_string_equal(kinds_by_kind("IngressClass")->plural, "ingressclasses");
+}
+
+static void test_validate__ingress_class_rejections(void **state)
+{
+	(void)state;
+	rejects("ingressclasses", IC_HEAD, "spec.controller: Required value");
+	rejects(
+	    "ingressclasses", IC_HEAD "spec:\n  controller: nginx\n",
+	    "spec.controller: Invalid value: \"nginx\": must be a domain-prefixed path (such as "
+	    "\"acme.io/foo\")");
+	rejects("ingressclasses", IC_HEAD "spec:\n  controller: example.com/\n",
+		"spec.controller: Invalid value: \"example.com/\": must be a domain-prefixed path");
+	rejects("ingressclasses", IC_HEAD "spec:\n  controller: Example.com/x\n",
+		"spec.controller: Invalid value: \"Example.com\": a lowercase RFC 1123 subdomain");
+	rejects("ingressclasses", IC_HEAD "spec:\n  controller: example.com/a b\n",
+		"spec.controller: Invalid value: \"a b\": Invalid path (regex used for validation "
+		"is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')");
+	char long_ctl[300];
+	memset(long_ctl, 'a', sizeof(long_ctl));
+	memcpy(long_ctl, "example.com/", 12);
+	long_ctl[251] = '\0';
+	char *doc = xasprintf(IC_HEAD "spec:\n  controller: %s\n", long_ctl);
+	rejects("ingressclasses", doc, "spec.controller: Too long: must have at most 250 bytes");
+	free(doc);
+	long_ctl[250] = '\0';
+	doc = xasprintf(IC_HEAD "spec:\n  controller: %s\n", long_ctl);
+	ynode_free(accept("ingressclasses", doc));
+	free(doc);
+
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    name: p\n",
+		"spec.parameters.kind: Required value: kind is required");
+	rejects("ingressclasses",
+		IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n",
+		"spec.parameters.name: Required value: name is required");
+	rejects("ingressclasses",
+		IC_HEAD
+		"spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: a/b\n",
+		"spec.parameters.name: Invalid value: \"a/b\": may not contain '/'");
+	rejects("ingressclasses",
+		IC_HEAD
+		"spec:\n  controller: example.com/x\n  parameters:\n    kind: ..\n    name: p\n",
+		"spec.parameters.kind: Invalid value: \"..\": may not be '..'");
+	rejects(
+	    "ingressclasses",
+	    IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: p\n"
+		    "    apiGroup: Example\n",
+	    "spec.parameters.apiGroup: Invalid value: \"Example\": a lowercase RFC 1123 subdomain");
+	rejects(
+	    "ingressclasses",
+	    IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: p\n"
+		    "    scope: Global\n",
+	    "spec.parameters.scope: Unsupported value: \"Global\": supported values: \"Cluster\", "
+	    "\"Namespace\"");
+	rejects(
+	    "ingressclasses",
+	    IC_HEAD "spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: p\n"
+		    "    scope: Namespace\n",
+	    "spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'");
+	rejects("ingressclasses",
+		IC_HEAD
+		"spec:\n  controller: example.com/x\n  parameters:\n    kind: P\n    name: p\n"
+		"    namespace: dev\n",
+		"spec.parameters.namespace: Forbidden: `parameters.scope` is set to 'Cluster'");
+	rejects(
+	    "ingressclasses",
+	    "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: External_LB\n"
+	    "spec:\n  controller: example.com/x\n",
+	    "metadata.name: Invalid value: \"External_LB\"");
+	rejects("ingressclasses",
+		"apiVersion: extensions/v1beta1\nkind: IngressClass\nmetadata:\n  name: x\n"
+		"spec:\n  controller: example.com/x\n",
+		"apiVersion: Unsupported value: \"extensions/v1beta1\"");
+}
+
+static void test_validate__ingress_class_controller_immutable(void **state)
+{
+	(void)state;
+	rejects_update("ingressclasses", IC_HEAD "spec:\n  controller: example.com/other\n",
+		       ingress_class_doc,
+		       "spec.controller: Invalid value: \"example.com/other\": field is immutable");
+	/* the parameters may change, and an unchanged document is fine */
+	ynode_free(accept_update("ingressclasses",
+				 IC_HEAD "spec:\n  controller: example.com/ingress-controller\n"
+					 "  parameters:\n    kind: Other\n    name: p\n",
+				 ingress_class_doc));
+	ynode_free(accept_update("ingressclasses", ingress_class_doc, ingress_class_doc));
+}
+
+/* ---- PriorityClass and a pod's priority ------------------------------- */
+
+#define PC_HEAD "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+
+static void test_validate__priority_class_accepted_and_defaulted(void **state)
+{
+	(void)state;
+	struct ynode *obj =
+	    accept("priorityclasses", PC_HEAD "metadata:\n  name: high\n"
+					      "value: 1000000\nglobalDefault: false\n"
+					      "description: for the web tier\n");
+	assert_int_at(obj, "value", 1000000);
+	assert_str_at(obj, "preemptionPolicy", "PreemptLowerPriority");
+	ynode_free(obj);
+	obj =
+	    accept("priorityclasses", "apiVersion: scheduling.k8s.io/v1beta1\nkind: PriorityClass\n"
+				      "metadata:\n  name: batch\n  namespace: dev\n"
+				      "value: -5\npreemptionPolicy: Never\n");
+	assert_str_at(obj, "preemptionPolicy", "Never");
+	assert_absent(obj, "metadata.namespace");
+	ynode_free(obj);
+	/* the largest user value, and the system classes as the system has them */
+	ynode_free(
+	    accept("priorityclasses", PC_HEAD "metadata:\n  name: top\nvalue: 1000000000\n"));
+	ynode_free(accept("priorityclasses",
+			  "apiVersion: scheduling.k8s.io/v1alpha1\nkind: PriorityClass\n"
+			  "metadata:\n  name: system-node-critical\nvalue: 2000001000\n"));
+	ynode_free(accept("priorityclasses", PC_HEAD
+			  "metadata:\n  name: system-cluster-critical\nvalue: 2000000000\n"));
+	assert_false(kinds_by_kind("PriorityClass")->namespaced);
+	assert_true(kinds_by_kind("PriorityClass")->history);
+	assert_string_equal(kinds_by_kind("PriorityClass")->plural, "priorityclasses");
+}
+
+static void test_validate__priority_class_rejections(void **state)
+{
+	(void)state;
+	rejects("priorityclasses", PC_HEAD "metadata:\n  name: high\n", "value: Required value");
+	rejects("priorityclasses", PC_HEAD "metadata:\n  name: high\nvalue: 1000000001\n",
+		"value: Forbidden: maximum allowed value of a user defined priority is 1000000000");
+	rejects("priorityclasses", PC_HEAD "metadata:\n  name: high\nvalue: 3000000000\n",
+		"value: Invalid value: 3000000000: must be a 32-bit integer");
+	rejects("priorityclasses", PC_HEAD "metadata:\n  name: high\nvalue: high\n",
+		"value: Invalid value: \"high\"");
+	rejects("priorityclasses", PC_HEAD "metadata:\n  name: system-mine\nvalue: 10\n",
+		"metadata.name: Forbidden: priority class names with 'system-' prefix are reserved "
+		"for system use only. error: system-mine is not a known system priority class");
+	rejects("priorityclasses", PC_HEAD "metadata:\n  name: system-node-critical\nvalue: 10\n",
+		"metadata.name: Forbidden: priority class names with 'system-' prefix are reserved "
+		"for system use only. error: value of system-node-critical PriorityClass must be "
+		"2000001000");
+	rejects("priorityclasses",
+		PC_HEAD "metadata:\n  name: system-cluster-critical\nvalue: 2000000000\n"
+			"globalDefault: true\n",
+		"error: globalDefault of system-cluster-critical PriorityClass must be false");
+	rejects("priorityclasses",
+		PC_HEAD "metadata:\n  name: high\nvalue: 1\nglobalDefault: 'yes'\n",
+		"globalDefault: Invalid value: \"yes\": must be a boolean");
+	rejects("priorityclasses",
+		PC_HEAD "metadata:\n  name: high\nvalue: 1\npreemptionPolicy: Always\n",
+		"preemptionPolicy: Unsupported value: \"Always\": supported values: "
+		"\"PreemptLowerPriority\", \"Never\"");
+	rejects("priorityclasses",
+		PC_HEAD "metadata:\n  name: high\nvalue: 1\npreemptionPolicy: ''\n",
+		"preemptionPolicy: Required value");
+	rejects("priorityclasses", PC_HEAD "metadata:\n  name: High\nvalue: 1\n",
+		"metadata.name: Invalid value: \"High\"");
+	rejects("priorityclasses",
+		"apiVersion: scheduling.k8s.io/v2\nkind: PriorityClass\n"
+		"metadata:\n  name: high\nvalue: 1\n",
+		"apiVersion: Unsupported value: \"scheduling.k8s.io/v2\"");
+}
+
+static void test_validate__priority_class_value_and_policy_immutable(void **state)
+{
+	(void)state;
+	const char *old = PC_HEAD "metadata:\n  name: high\nvalue: 100\n";
+	rejects_update("priorityclasses", PC_HEAD "metadata:\n  name: high\nvalue: 101\n", old,
+		       "value: Forbidden: may not be changed in an update.");
+	rejects_update("priorityclasses",
+		       PC_HEAD "metadata:\n  name: high\nvalue: 100\npreemptionPolicy: Never\n",
+		       old, "preemptionPolicy: Invalid value: \"Never\": field is immutable");
+	/* the defaulted policy written out, a description, globalDefault: fine */
+	ynode_free(accept_update("priorityclasses",
+				 PC_HEAD "metadata:\n  name: high\nvalue: 100\n"
+					 "preemptionPolicy: PreemptLowerPriority\n"
+					 "description: now described\nglobalDefault: true\n",
+				 old));
+}
+
+/* What priority_resolve gave, copied out of the documents it points into. */
+struct resolved {
+	int32_t value;
+	char class_name[64]; /* "" for none */
+	char policy[32];
+};
+
+/* Resolves pod_yaml's spec against the classes; returns the message of a
+ * refusal, or NULL and the result in out. */
+static char *resolve(const char *pod_yaml, const char *const *class_yaml, size_t n,
+		     struct resolved *out)
+{
+	struct ynode *pod = parse(pod_yaml);
+	struct ynode *classes[8] = {0};
+	assert_true(n <= ARRAY_SIZE(classes));
+	for (size_t i = 0; i < n; i++)
+		classes[i] = parse(class_yaml[i]);
+	struct priority_resolved r = {0};
+	struct error *e = NULL;
+	int rc = priority_resolve(ynode_get(pod, "spec"), (const struct ynode *const *)classes, n,
+				  &r, &e);
+	char *msg = NULL;
+	if (rc < 0) {
+		assert_int_equal(rc, -EINVAL);
+		msg = xstrdup(e->msg);
+		error_free(e);
+	} else {
+		assert_null(e);
+		assert_non_null(r.policy);
+		out->value = r.value;
+		snprintf(out->class_name, sizeof(out->class_name), "%s",
+			 r.class_name ? r.class_name : "");
+		snprintf(out->policy, sizeof(out->policy), "%s", r.policy);
+	}
+	for (size_t i = 0; i < n; i++)
+		ynode_free(classes[i]);
+	ynode_free(pod);
+	return msg;
+}
+
+static void test_priority__resolve(void **state)
+{
+	(void)state;
+	static const char *const classes[] = {
+	    PC_HEAD "metadata:\n  name: high\nvalue: 1000\npreemptionPolicy: Never\n",
+	    PC_HEAD "metadata:\n  name: low\nvalue: 10\nglobalDefault: true\n",
+	    PC_HEAD "metadata:\n  name: lower\nvalue: 5\nglobalDefault: true\n",
+	    "not a map",
+	};
+	struct resolved r;
+
+	/* the class named */
+	assert_null(resolve(POD_HEAD "spec:\n  priorityClassName: high\n", classes, 4, &r));
+	assert_int_equal(r.value, 1000);
+	assert_string_equal(r.class_name, "high");
+	assert_string_equal(r.policy, "Never");
+
+	/* no name: the global default with the lowest value */
+	assert_null(resolve(POD_HEAD "spec:\n  containers: []\n", classes, 4, &r));
+	assert_int_equal(r.value, 5);
+	assert_string_equal(r.class_name, "lower");
+	assert_string_equal(r.policy, "PreemptLowerPriority");
+
+	/* no name and no default: 0 */
+	assert_null(resolve(POD_HEAD "spec:\n  priorityClassName: ''\n", classes, 1, &r));
+	assert_int_equal(r.value, 0);
+	assert_string_equal(r.class_name, "");
+	assert_string_equal(r.policy, "PreemptLowerPriority");
+
+	/* the system classes resolve without objects */
+	assert_null(
+	    resolve(POD_HEAD "spec:\n  priorityClassName: system-node-critical\n", classes, 0, &r));
+	assert_int_equal(r.value, 2000001000);
+	assert_string_equal(r.class_name, "system-node-critical");
+
+	/* the pod may carry what its class gives, nothing else */
+	assert_null(resolve(POD_HEAD "spec:\n  priorityClassName: high\n  priority: 1000\n"
+				     "  preemptionPolicy: Never\n",
+			    classes, 4, &r));
+	char *msg = resolve(POD_HEAD "spec:\n  priorityClassName: nope\n", classes, 4, &r);
+	assert_non_null(msg);
+	assert_string_equal(msg, "no PriorityClass with name nope was found");
+	free(msg);
+	msg = resolve(POD_HEAD "spec:\n  priorityClassName: high\n  priority: 7\n", classes, 4, &r);
+	assert_non_null(msg);
+	assert_string_equal(msg, "the integer value of priority (7) must not be provided in pod "
+				 "spec; priority admission controller computed 1000 from the given "
+				 "PriorityClass name");
+	free(msg);
+	msg = resolve(POD_HEAD "spec:\n  priority: 1\n", classes, 1, &r);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "the integer value of priority (1) must not be provided"));
+	assert_non_null(strstr(msg, "computed 0 from"));
+	free(msg);
+	msg = resolve(POD_HEAD "spec:\n  priorityClassName: high\n  preemptionPolicy: "
+			       "PreemptLowerPriority\n",
+		      classes, 4, &r);
+	assert_non_null(msg);
+	assert_string_equal(msg, "the string value of PreemptionPolicy (PreemptLowerPriority) must "
+				 "not be provided in pod spec; priority admission controller "
+				 "computed Never from the given PriorityClass name");
+	free(msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1528,6 +1872,7 @@ int main(void)
 	    cmocka_unit_test(test_kinds__scope_and_history),
 	    cmocka_unit_test(test_kinds__api_versions),
 	    cmocka_unit_test(test_kinds__table_is_consistent),
+	    cmocka_unit_test(test_kinds__every_kind_has_rules),
 	    cmocka_unit_test(test_validate__defaults_pod),
 	    cmocka_unit_test(test_validate__defaults_pull_policy_by_tag),
 	    cmocka_unit_test(test_validate__defaults_pod_requests_from_limits),
@@ -1577,6 +1922,13 @@ int main(void)
 	    cmocka_unit_test(
 		test_validate__service_cluster_ip_kept_and_immutable),
 	    cmocka_unit_test(test_validate__immutable_config_map_and_claim),
+	    cmocka_unit_test(test_validate__ingress_class_accepted_and_defaulted),
+	    cmocka_unit_test(test_validate__ingress_class_rejections),
+	    cmocka_unit_test(test_validate__ingress_class_controller_immutable),
+	    cmocka_unit_test(test_validate__priority_class_accepted_and_defaulted),
+	    cmocka_unit_test(test_validate__priority_class_rejections),
+	    cmocka_unit_test(test_validate__priority_class_value_and_policy_immutable),
+	    cmocka_unit_test(test_priority__resolve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,155 @@
+/* kinds_autoscaling.c: the rules of the autoscaling API group's kind,
+ * HorizontalPodAutoscaler, in its v1 shape (targetCPUUtilizationPercentage)
+ * and its v2 shape (metrics, behavior). */
+#include "names.h"
+#include "util.h"
+#include "validate_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- HorizontalPodAutoscaler ------------------------------------------ */
+
+static const char *const metric_types[] = {"Object",   "Pods", "Resource", "ContainerResource",
+					   "External", NULL};
+static const char *const metric_fields[] = {"object",	"pods", "resource", "containerResource",
+					    "external", NULL};
+static const char *const target_types[] = {"Utilization", "Value", "AverageValue", NULL};
+
+static void check_metric_target(struct vctx *c, const struct ynode *m)
+{
+	struct ynode *t = v_get_map(c, m, "target", REQ);
+	if (!t)
+		return;
+	size_t mark = v_path_push(c, "target");
+	const char *type = v_get_enum(c, t, "type", REQ, target_types);
+	long long v = 0;
+	int64_t q = 0;
+	if (v_get_i32(c, t, "averageUtilization", OPT, &v))
+		v_check_min(c, "averageUtilization", v, 1);
+	static const char *const qs[] = {"value", "averageValue"};
+	for (size_t i = 0; i < ARRAY_SIZE(qs); i++) {
+		struct ynode *qv = v_get_any(c, t, qs[i], OPT);
+		if (qv && v_check_quantity(c, qs[i], qv, &q) && q <= 0)
+			v_err_invalid_str(c, qs[i], qv->str, "must be positive");
+	}
+	if (type && !strcmp(type, "Utilization") &&
+	    v_node_unset(ynode_get(t, "averageUtilization")))
+		v_err_required(c, "averageUtilization",
+			       "must set `averageUtilization` when `type` is 'Utilization'");
+	if (type && !strcmp(type, "Value") && v_node_unset(ynode_get(t, "value")))
+		v_err_required(c, "value", "must set `value` when `type` is 'Value'");
+	if (type && !strcmp(type, "AverageValue") && v_node_unset(ynode_get(t, "averageValue")))
+		v_err_required(c, "averageValue",
+			       "must set `averageValue` when `type` is 'AverageValue'");
+	v_path_pop(c, mark);
+}
+
+static void check_metric(struct vctx *c, struct ynode *m, void *arg)
+{
+	(void)arg;
+	const char *type = v_get_enum(c, m, "type", REQ, metric_types);
+	if (!type)
+		return;
+	size_t i = 0;
+	while (strcmp(metric_types[i], type) != 0)
+		i++;
+	const char *field = metric_fields[i];
+	struct ynode *src = v_get_map(c, m, field, REQ);
+	if (!src)
+		return;
+	size_t mark = v_path_push(c, field);
+	if (!strcmp(field, "resource") || !strcmp(field, "containerResource")) {
+		v_get_str(c, src, "name", REQ);
+		if (!strcmp(field, "containerResource"))
+			v_get_str(c, src, "container", REQ);
+	} else {
+		struct ynode *metric = v_get_map(c, src, "metric", REQ);
+		if (metric) {
+			size_t mm = v_path_push(c, "metric");
+			v_get_str(c, metric, "name", REQ);
+			v_path_pop(c, mm);
+		}
+		if (!strcmp(field, "object")) {
+			struct ynode *d = v_get_map(c, src, "describedObject", REQ);
+			size_t dm = v_path_push(c, "describedObject");
+			v_get_str(c, d, "kind", d ? REQ : OPT);
+			v_get_str(c, d, "name", d ? REQ : OPT);
+			v_path_pop(c, dm);
+		}
+	}
+	check_metric_target(c, src);
+	v_path_pop(c, mark);
+}
+
+static bool hpa_v1(const struct vctx *c)
+{
+	return c->api_version && !strcmp(c->api_version, "autoscaling/v1");
+}
+
+static void check_hpa(struct vctx *c, struct ynode *obj)
+{
+	struct ynode *spec = v_get_map(c, obj, "spec", REQ);
+	if (!spec)
+		return;
+	size_t mark = v_path_push(c, "spec");
+	struct ynode *ref = v_get_map(c, spec, "scaleTargetRef", REQ);
+	if (ref) {
+		size_t rm = v_path_push(c, "scaleTargetRef");
+		v_get_str(c, ref, "kind", REQ);
+		const char *name = v_get_str(c, ref, "name", REQ);
+		if (name)
+			v_check_name(c, "name", name, names_dns1123_subdomain);
+		v_get_str(c, ref, "apiVersion", OPT);
+		v_path_pop(c, rm);
+	}
+	long long minr = 1, maxr;
+	if (v_get_i32(c, spec, "minReplicas", OPT, &minr) && minr < 1) {
+		v_err_invalid_int(c, "minReplicas", minr, "must be greater than or equal to 1");
+		minr = 1;
+	}
+	if (v_get_i32(c, spec, "maxReplicas", REQ, &maxr)) {
+		if (maxr < 1)
+			v_err_invalid_int(c, "maxReplicas", maxr, "must be greater than 0");
+		else if (maxr < minr)
+			v_err_invalid_int(c, "maxReplicas", maxr,
+					  "must be greater than or equal to `minReplicas`");
+	}
+	if (hpa_v1(c)) {
+		long long v = 0;
+		if (v_get_i32(c, spec, "targetCPUUtilizationPercentage", OPT, &v))
+			v_check_min(c, "targetCPUUtilizationPercentage", v, 1);
+	} else {
+		v_check_each(c, spec, "metrics", OPT, check_metric, NULL);
+		v_get_map(c, spec, "behavior", OPT);
+	}
+	v_path_pop(c, mark);
+}
+
+static void default_hpa(struct vctx *c, struct ynode *obj)
+{
+	struct ynode *spec = ynode_get(obj, "spec");
+	v_default_int(spec, "minReplicas", 1);
+	if (hpa_v1(c) || !spec || !v_node_empty(ynode_get(spec, "metrics")))
+		return;
+	struct ynode *target = ynode_new_map();
+	ynode_set(target, "type", ynode_new_str("Utilization"));
+	ynode_set(target, "averageUtilization", ynode_new_int(80));
+	struct ynode *res = ynode_new_map();
+	ynode_set(res, "name", ynode_new_str("cpu"));
+	ynode_set(res, "target", target);
+	struct ynode *metric = ynode_new_map();
+	ynode_set(metric, "type", ynode_new_str("Resource"));
+	ynode_set(metric, "resource", res);
+	struct ynode *metrics = ynode_new_seq();
+	ynode_append(metrics, metric);
+	ynode_set(spec, "metrics", metrics);
+}
+
+/* HorizontalPodAutoscaler */
+const struct kind_rules v_rules_horizontal_pod_autoscaler = {
+    .kind = KIND_HORIZONTAL_POD_AUTOSCALER,
+    .name = names_dns1123_subdomain,
+    .check = check_hpa,
+    .defaults = default_hpa,
+};
