@@ -1,7 +1,12 @@
-/* ctrl.c: the controller manager: shared informers, and the start and stop
- * of the controllers. Every informer a controller asks for is made here
- * once and shared; all of them are started after every controller has
- * added its handlers, so each controller hears every object as an add. */
+/* ctrl.c: the controller manager: the table of controllers, shared
+ * informers, and the start and stop of the controllers. Every informer a
+ * controller asks for is made here once and shared; all of them are
+ * started after every controller has added its handlers, so each
+ * controller hears every object as an add.
+ *
+ * A new controller is one row of ctrl_controllers[] (its start and stop
+ * adapt its own constructor and destructor) plus its file; its name then
+ * works in --controllers and --help without more. */
 #include "ctrl.h"
 #include "deployment.h"
 #include "dropbox.h"
