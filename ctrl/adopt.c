@@ -114,3 +114,22 @@ void adopt_write(struct writer *w, const char *path, const struct adopt_owner *o
 	j->filter = filter;
 	writer_update(w, path, adopt__mutate, j, adopt__job_free, 0, done, data);
 }
+
+char *adopt_resolve_owner(struct informer *owners, const char *kind, const struct ynode *obj,
+			  bool *controlled)
+{
+	const struct ynode *ref = obj_controller_ref(obj);
+	if (controlled)
+		*controlled = ref != NULL;
+	const char *rkind = ref ? ynode_str(ynode_get(ref, "kind")) : NULL;
+	const char *name = ref ? ynode_str(ynode_get(ref, "name")) : NULL;
+	const char *uid = ref ? ynode_str(ynode_get(ref, "uid")) : NULL;
+	if (!rkind || strcmp(rkind, kind) != 0 || !name)
+		return NULL;
+	char *key = obj_key(obj_namespace(obj), name);
+	const struct ynode *owner = informer_get(owners, key);
+	if (owner && uid && obj_uid(owner) && !strcmp(uid, obj_uid(owner)))
+		return key;
+	free(key);
+	return NULL;
+}

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 
+#include "informer.h"
 #include "selector.h"
 #include "write.h"
 #include "ynode.h"
@@ -71,5 +72,13 @@ int adopt_apply(struct ynode *obj, const struct adopt_owner *o, enum adopt_claim
  * strings are copied. */
 void adopt_write(struct writer *w, const char *path, const struct adopt_owner *o,
 		 enum adopt_claim what, adopt_filter_fn filter, writer_done_fn done, void *data);
+
+/* The key ("ns/name") of the owner that obj's controller reference
+ * names, when it is of kind and owners (an informer of that kind) holds it
+ * with that uid (Kubernetes' resolveControllerRef): the one to sync when
+ * obj changes. NULL otherwise; *controlled (may be NULL) tells whether obj
+ * has a controller at all. malloc'd. */
+char *adopt_resolve_owner(struct informer *owners, const char *kind, const struct ynode *obj,
+			  bool *controlled);
 
 #endif

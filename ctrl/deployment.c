@@ -850,19 +850,11 @@ static void depc__on_deployment_update(void *data, const char *key, const struct
 /* The Deployment that controls a ReplicaSet; true if it has a controller. */
 static bool depc__enqueue_owner(struct depc *dc, const struct ynode *rs)
 {
-	const struct ynode *ref = obj_controller_ref(rs);
-	if (!ref)
-		return false;
-	const char *kind = ynode_str(ynode_get(ref, "kind"));
-	const char *name = ynode_str(ynode_get(ref, "name"));
-	const char *uid = ynode_str(ynode_get(ref, "uid"));
-	if (!kind || strcmp(kind, "Deployment") != 0 || !name)
-		return true;
-	cleanup_free char *key = obj_key(obj_namespace(rs), name);
-	const struct ynode *d = informer_get(dc->deps, key);
-	if (d && uid && obj_uid(d) && !strcmp(uid, obj_uid(d)))
+	bool controlled = false;
+	cleanup_free char *key = adopt_resolve_owner(dc->deps, "Deployment", rs, &controlled);
+	if (key)
 		workqueue_add(dc->q, key);
-	return true;
+	return controlled;
 }
 
 struct depc__match {

@@ -574,19 +574,11 @@ static void rsc__on_set_update(void *data, const char *key, const struct ynode *
  * returns whether the pod has a controller at all. */
 static bool rsc__enqueue_owner(struct rsc *r, const struct ynode *pod)
 {
-	const struct ynode *ref = obj_controller_ref(pod);
-	if (!ref)
-		return false;
-	const char *kind = ynode_str(ynode_get(ref, "kind"));
-	const char *name = ynode_str(ynode_get(ref, "name"));
-	const char *uid = ynode_str(ynode_get(ref, "uid"));
-	if (!kind || strcmp(kind, r->kind) != 0 || !name)
-		return true;
-	cleanup_free char *key = obj_key(obj_namespace(pod), name);
-	const struct ynode *set = informer_get(r->sets, key);
-	if (set && uid && obj_uid(set) && !strcmp(uid, obj_uid(set)))
+	bool controlled = false;
+	cleanup_free char *key = adopt_resolve_owner(r->sets, r->kind, pod, &controlled);
+	if (key)
 		workqueue_add(r->q, key);
-	return true;
+	return controlled;
 }
 
 struct rsc__match {

@@ -1,8 +1,9 @@
 /* test_ctrl_adopt.c: the claims every controller makes on the objects
  * its selector matches (adopt an orphan, keep its own, release what no
  * longer matches, never touch another controller's, nothing while the
- * owner is being deleted), and the writes that adopt and release, on a
- * plain folder laid out like the mount. */
+ * owner is being deleted), the writes that adopt and release, and the
+ * owner an object's controller reference resolves to, on a plain folder
+ * laid out like the mount. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "adopt.h"
+#include "informer.h"
 #include "loop.h"
 #include "obj.h"
 #include "selector.h"
@@ -265,6 +267,51 @@ static void test_adopt__writes_adopt_then_release(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void test_adopt__resolves_the_owner_to_sync(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test_ctrl_adopt.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	cleanup_free char *sets = xasprintf("%s/namespaces/dev/replicasets", dir);
+	assert_int_equal(util_mkdir_p(sets, 0755), 0);
+	cleanup_free char *file = xasprintf("%s/web.yaml", sets);
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fputs("apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web\n"
+	      "  namespace: dev\n  uid: U1\n",
+	      fp);
+	fclose(fp);
+	struct loop *loop = loop_new(NULL);
+	struct informer *inf = informer_new(loop, dir, "replicasets", true);
+	assert_int_equal(informer_start(inf, NULL), 0);
+	assert_non_null(informer_get(inf, "dev/web"));
+
+	bool controlled = false;
+	cleanup_ynode struct ynode *ours = y("{metadata: {name: p, namespace: dev, " OURS "}}");
+	cleanup_free char *key = adopt_resolve_owner(inf, "ReplicaSet", ours, &controlled);
+	assert_non_null(key);
+	assert_string_equal(key, "dev/web");
+	assert_true(controlled);
+	/* Another set's (not in the informer), another kind's, a stale uid. */
+	cleanup_ynode struct ynode *theirs = y("{metadata: {name: p, namespace: dev, " THEIRS "}}");
+	assert_null(adopt_resolve_owner(inf, "ReplicaSet", theirs, &controlled));
+	assert_true(controlled);
+	assert_null(adopt_resolve_owner(inf, "Deployment", ours, &controlled));
+	assert_true(controlled);
+	cleanup_ynode struct ynode *stale =
+	    y("{metadata: {name: p, namespace: dev, ownerReferences: [{apiVersion: apps/v1, "
+	      "kind: ReplicaSet, name: web, uid: OLD, controller: true}]}}");
+	assert_null(adopt_resolve_owner(inf, "ReplicaSet", stale, NULL));
+	cleanup_ynode struct ynode *orphan = y("{metadata: {name: p, namespace: dev}}");
+	assert_null(adopt_resolve_owner(inf, "ReplicaSet", orphan, &controlled));
+	assert_false(controlled);
+
+	informer_free(inf);
+	loop_free(loop);
+	cleanup_free char *cmd = xasprintf("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +322,7 @@ int main(void)
 	    cmocka_unit_test(test_adopt__nothing_while_the_owner_is_deleted),
 	    cmocka_unit_test(test_adopt__no_orphan_being_deleted_or_elsewhere),
 	    cmocka_unit_test(test_adopt__writes_adopt_then_release),
+	    cmocka_unit_test(test_adopt__resolves_the_owner_to_sync),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
