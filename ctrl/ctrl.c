@@ -1,7 +1,12 @@
-/* ctrl.c: the controller manager: shared informers, and the start and stop
- * of the controllers. Every informer a controller asks for is made here
- * once and shared; all of them are started after every controller has
- * added its handlers, so each controller hears every object as an add. */
+/* ctrl.c: the controller manager: the table of controllers, shared
+ * informers, and the start and stop of the controllers. Every informer a
+ * controller asks for is made here once and shared; all of them are
+ * started after every controller has added its handlers, so each
+ * controller hears every object as an add.
+ *
+ * A new controller is one row of ctrl_controllers[] (its start and stop
+ * adapt its own constructor and destructor) plus its file; its name then
+ * works in --controllers and --help without more. */
 #include "ctrl.h"
 #include "deployment.h"
 #include "dropbox.h"
@@ -21,12 +26,128 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const ctrl__names[] = {
-    "replicaset", "replicationcontroller",
-    "deployment", "garbagecollector",
-    "dropbox",	  "eventttl",
-    "serviceip",  "endpoints",
+/* ---- the controllers ------------------------------------------------------ */
+
+static int ctrl__start_rs(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = rsc_new(c, false);
+	return 0;
+}
+
+static int ctrl__start_rc(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = rsc_new(c, true);
+	return 0;
+}
+
+static void ctrl__stop_rsc(void *state)
+{
+	rsc_free(state);
+}
+
+static int ctrl__start_deployment(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = depc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_deployment(void *state)
+{
+	depc_free(state);
+}
+
+static int ctrl__start_gc(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = gc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_gc(void *state)
+{
+	gc_free(state);
+}
+
+static int ctrl__start_dropbox(struct ctrl *c, void **state, struct error **err)
+{
+	*state = dropbox_new(c, err);
+	return *state ? 0 : -EIO;
+}
+
+static void ctrl__stop_dropbox(void *state)
+{
+	dropbox_free(state);
+}
+
+/* The recorder (c->events) is there whatever runs; this gives it the
+ * events to expire. */
+static int ctrl__start_eventttl(struct ctrl *c, void **state, struct error **err)
+{
+	(void)state;
+	(void)err;
+	if (c->cfg->event_ttl_ms)
+		events_expire(c->events, ctrl_informer(c, "events"));
+	return 0;
+}
+
+static int ctrl__start_serviceip(struct ctrl *c, void **state, struct error **err)
+{
+	if (!(*state = svcip_new(c)))
+		return error_set(err, EINVAL, "serviceip: the service ranges do not parse");
+	return 0;
+}
+
+static void ctrl__stop_serviceip(void *state)
+{
+	svcip_free(state);
+}
+
+static int ctrl__start_endpoints(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = endpointsc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_endpoints(void *state)
+{
+	endpointsc_free(state);
+}
+
+const struct ctrl_controller ctrl_controllers[] = {
+    {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
+    {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
+    {.name = "deployment", .start = ctrl__start_deployment, .stop = ctrl__stop_deployment},
+    {.name = "garbagecollector", .start = ctrl__start_gc, .stop = ctrl__stop_gc},
+    {.name = "dropbox", .start = ctrl__start_dropbox, .stop = ctrl__stop_dropbox, .listed = true},
+    {.name = "eventttl", .start = ctrl__start_eventttl},
+    {.name = "serviceip", .start = ctrl__start_serviceip, .stop = ctrl__stop_serviceip},
+    {.name = "endpoints", .start = ctrl__start_endpoints, .stop = ctrl__stop_endpoints},
 };
+const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
+
+const char *ctrl_names(void)
+{
+	static char names[1024];
+	if (names[0])
+		return names;
+	size_t len = 0;
+	for (size_t i = 0; i < ctrl_ncontrollers && len < sizeof(names); i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+					ctrl_controllers[i].name);
+	return names;
+}
+
+static const struct ctrl_controller *ctrl__find(const char *name)
+{
+	for (size_t i = 0; i < ctrl_ncontrollers; i++)
+		if (!strcmp(name, ctrl_controllers[i].name))
+			return &ctrl_controllers[i];
+	return NULL;
+}
 
 int ctrl_check_controllers(const char *list, struct error **err)
 {
@@ -36,13 +157,10 @@ int ctrl_check_controllers(const char *list, struct error **err)
 		const char *name = tok[0] == '-' ? tok + 1 : tok;
 		if (!strcmp(name, "*"))
 			continue;
-		bool known = false;
-		for (size_t i = 0; i < ARRAY_SIZE(ctrl__names); i++)
-			known |= !strcmp(name, ctrl__names[i]);
-		if (!known)
+		if (!ctrl__find(name))
 			return error_set(err, EINVAL,
 					 "controllers: unknown controller \"%s\" (known: %s)", name,
-					 CTRL_NAMES);
+					 ctrl_names());
 	}
 	return 0;
 }
@@ -116,29 +234,45 @@ void ctrl_ynode_free(void *p)
 	ynode_free(p);
 }
 
+/* Stops the started rows of one phase, the last started first. */
+static void ctrl__stop_rows(struct ctrl *c, bool listed)
+{
+	for (size_t i = ctrl_ncontrollers; c->state && i-- > 0;) {
+		const struct ctrl_controller *row = &ctrl_controllers[i];
+		if (row->listed != listed)
+			continue;
+		if (row->stop)
+			row->stop(c->state[i]);
+		c->state[i] = NULL;
+	}
+}
+
+/* Starts the rows of one phase that --controllers leaves on. */
+static int ctrl__start_rows(struct ctrl *c, bool listed, struct error **err)
+{
+	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
+		const struct ctrl_controller *row = &ctrl_controllers[i];
+		if (row->listed != listed || !ctrl_enabled(c, row->name))
+			continue;
+		int r = row->start(c, &c->state[i], err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int ctrl_start(struct ctrl *c, struct error **err)
 {
 	if (c->running)
 		return 0;
 	uint64_t t0 = loop_now_ms();
-	struct informer *events_inf = NULL;
-	if (ctrl_enabled(c, "eventttl") && c->cfg->event_ttl_ms)
-		events_inf = ctrl_informer(c, "events");
-	c->events = events_new(c->loop, c->writer, events_inf, c->host, c->cfg->event_ttl_ms);
-	if (ctrl_enabled(c, "replicaset"))
-		c->rs = rsc_new(c, false);
-	if (ctrl_enabled(c, "replicationcontroller"))
-		c->rc = rsc_new(c, true);
-	if (ctrl_enabled(c, "deployment"))
-		c->deploy = depc_new(c);
-	if (ctrl_enabled(c, "garbagecollector"))
-		c->gc = gc_new(c);
-	if (ctrl_enabled(c, "serviceip") && !(c->svcip = svcip_new(c))) {
+	c->state = xcalloc(ctrl_ncontrollers, sizeof(*c->state));
+	c->events = events_new(c->loop, c->writer, NULL, c->host, c->cfg->event_ttl_ms);
+	int r = ctrl__start_rows(c, false, err);
+	if (r < 0) {
 		ctrl_stop(c);
-		return error_set(err, EINVAL, "serviceip: the service ranges do not parse");
+		return r;
 	}
-	if (ctrl_enabled(c, "endpoints"))
-		c->endpoints = endpointsc_new(c);
 	/* Start every informer; each lists its kind before it returns. */
 	const char *plural;
 	void *v;
@@ -150,12 +284,10 @@ int ctrl_start(struct ctrl *c, struct error **err)
 		}
 		objects += informer_count(v);
 	}
-	if (ctrl_enabled(c, "dropbox")) {
-		c->drop = dropbox_new(c, err);
-		if (!c->drop) {
-			ctrl_stop(c);
-			return -EIO;
-		}
+	r = ctrl__start_rows(c, true, err);
+	if (r < 0) {
+		ctrl_stop(c);
+		return r;
 	}
 	c->running = true;
 	log_info("controllers started: %zu objects listed in %llu ms", objects,
@@ -169,23 +301,14 @@ void ctrl_stop(struct ctrl *c)
 	 * is still there. */
 	if (c->writer)
 		writer_drain(c->writer);
-	dropbox_free(c->drop);
-	c->drop = NULL;
+	ctrl__stop_rows(c, true);
 	keymap_free(c->owner_indexes);
 	c->owner_indexes = NULL;
 	keymap_free(c->informers);
 	c->informers = NULL;
-	gc_free(c->gc);
-	c->gc = NULL;
-	endpointsc_free(c->endpoints);
-	c->endpoints = NULL;
-	svcip_free(c->svcip);
-	c->svcip = NULL;
-	depc_free(c->deploy);
-	c->deploy = NULL;
-	rsc_free(c->rs);
-	rsc_free(c->rc);
-	c->rs = c->rc = NULL;
+	ctrl__stop_rows(c, false);
+	free(c->state);
+	c->state = NULL;
 	events_free(c->events);
 	c->events = NULL;
 	if (c->running)

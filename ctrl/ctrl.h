@@ -1,10 +1,12 @@
 /* ctrl.h: corral-ctrl's context: the configuration, the writer, the shared
  * informers, and the controllers that run while this process leads.
  *
- * ctrl_start() makes the informers and controllers and starts them (every
- * object is listed before it returns); ctrl_stop() lets the writes in
- * flight finish and frees them all, so that a process that loses the lease
- * stops acting and can lead again later. */
+ * The controllers are the rows of ctrl_controllers[] (ctrl.c): a name for
+ * --controllers, a start and a stop. Adding one is one row there plus its
+ * own file. ctrl_start() starts the rows that --controllers leaves on and
+ * then the informers (every object is listed before it returns);
+ * ctrl_stop() lets the writes in flight finish and frees them all, so that
+ * a process that loses the lease stops acting and can lead again later. */
 #ifndef CORRAL_CTRL_CTRL_H
 #define CORRAL_CTRL_CTRL_H
 
@@ -18,14 +20,9 @@
 
 struct writer;
 struct events;
-struct rsc;
-struct depc;
-struct gc;
-struct dropbox;
 struct keymap;
 struct owners;
-struct svcip;
-struct endpointsc;
+struct ctrl;
 
 /* [ctrl] in corral.conf, and the flags of the same names. */
 struct ctrl_config {
@@ -59,19 +56,31 @@ struct ctrl {
 	struct events *events;
 	struct keymap *informers;     /* plural -> struct informer */
 	struct keymap *owner_indexes; /* plural -> struct owners */
-	struct rsc *rs, *rc;
-	struct depc *deploy;
-	struct gc *gc;
-	struct dropbox *drop;
-	struct svcip *svcip;
-	struct endpointsc *endpoints;
+	void **state;		      /* per row of ctrl_controllers, while running */
 	bool running;
 };
 
-/* The names --controllers knows. */
-#define CTRL_NAMES                                                                                 \
-	"replicaset, replicationcontroller, deployment, garbagecollector, dropbox, eventttl, "     \
-	"serviceip, endpoints"
+/* One controller: a row of ctrl_controllers[]. */
+struct ctrl_controller {
+	const char *name; /* for --controllers */
+	/* Makes the controller (*state: what stop gets back) and adds its
+	 * handlers to the shared informers; negative with *err if it cannot
+	 * run, and ctrl_start() fails. */
+	int (*start)(struct ctrl *c, void **state, struct error **err);
+	/* Frees what start made (state may be NULL); the informers are gone
+	 * by then unless `listed`. NULL: nothing to free. */
+	void (*stop)(void *state);
+	/* Started after every informer has listed its kind, and stopped
+	 * before the informers (the drop boxes, which read the tree). */
+	bool listed;
+};
+
+/* Every controller, in the order --help names them. */
+extern const struct ctrl_controller ctrl_controllers[];
+extern const size_t ctrl_ncontrollers;
+
+/* The names --controllers knows, ", "-separated, from the table. */
+const char *ctrl_names(void);
 
 /* Whether the controller name is on (cfg->controllers). */
 bool ctrl_enabled(const struct ctrl *c, const char *name);

@@ -10,6 +10,7 @@
  *
  * This file must never write a Deployment's metadata or spec. */
 #include "deployment.h"
+#include "adopt.h"
 #include "conditions.h"
 #include "ctrl.h"
 #include "events.h"
@@ -19,6 +20,7 @@
 #include "obj.h"
 #include "owners.h"
 #include "selector.h"
+#include "throttle.h"
 #include "timefmt.h"
 #include "util.h"
 #include "workqueue.h"
@@ -35,8 +37,7 @@ struct depc {
 	struct owners *owned_sets, *owned_pods; /* by controller */
 	struct workqueue *q;
 	struct expect *exp;
-	struct keymap *last_status; /* key -> loop ms of its last status write (uintptr_t) */
-	uint64_t status_interval_ms;
+	struct throttle *status; /* status-only writes */
 };
 
 #define DEPC__COMPONENT "deployment-controller"
@@ -279,18 +280,12 @@ struct depc__change {
 	long long revision;	   /* -1: leave */
 	long long min_ready;	   /* -1: leave */
 	struct ynode *annotations; /* to set; NULL: none */
-	char *adopt_uid;	   /* adopt: the Deployment's, when no controller */
-	char *adopt_name;
-	char *release_uid; /* release: drop references to it */
 };
 
 static void depc__change_free(void *p)
 {
 	struct depc__change *ch = p;
 	ynode_free(ch->annotations);
-	free(ch->adopt_uid);
-	free(ch->adopt_name);
-	free(ch->release_uid);
 	free(ch);
 }
 
@@ -340,15 +335,6 @@ static int depc__mutate_rs(struct ynode *rs, void *arg, struct error **err)
 	(void)err;
 	struct depc__change *ch = arg;
 	int changed = 0;
-	if (ch->release_uid)
-		return obj_remove_owner_refs(rs, ch->release_uid) > 0;
-	if (ch->adopt_uid) {
-		if (obj_controller_ref(rs))
-			return 0;
-		obj_add_owner_ref(rs, obj_owner_ref_new("apps/v1", "Deployment", ch->adopt_name,
-							ch->adopt_uid, true));
-		return 1;
-	}
 	if (ch->replicas >= 0 && obj_int(rs, "spec.replicas", -1) != ch->replicas) {
 		ynode_set(ynode_get_map(rs, "spec"), "replicas", ynode_new_int(ch->replicas));
 		changed = 1;
@@ -443,6 +429,7 @@ struct depc__claim {
 	const char *owner;
 	const struct ynode *d;
 	const char *uid;
+	struct adopt_owner as; /* the Deployment, claiming */
 	struct selector *sel;
 	const struct ynode **sets;
 	size_t n, cap;
@@ -452,30 +439,14 @@ static int depc__visit_rs(void *data, const char *key, const struct ynode *rs)
 {
 	struct depc__claim *cl = data;
 	struct depc *dc = cl->dc;
-	const struct ynode *ref = obj_controller_ref(rs);
-	bool matches = selector_matches(cl->sel, ynode_path(rs, "metadata.labels"));
-	struct depc__change *ch = NULL;
-	if (ref) {
-		const char *ruid = ynode_str(ynode_get(ref, "uid"));
-		if (!ruid || strcmp(ruid, cl->uid) != 0)
-			return 0;
-		if (!matches) {
-			ch = depc__change_new();
-			ch->release_uid = xstrdup(cl->uid);
-		}
-	} else if (matches) {
-		ch = depc__change_new();
-		ch->adopt_uid = xstrdup(cl->uid);
-		ch->adopt_name = xstrdup(obj_name(cl->d));
-	} else {
+	enum adopt_claim what = adopt_claim(&cl->as, cl->sel, rs);
+	if (what == ADOPT_IGNORE)
 		return 0;
-	}
-	if (ch) {
+	if (what == ADOPT_ADOPT || what == ADOPT_RELEASE) {
 		cleanup_free char *path = obj_path("replicasets", obj_namespace(rs), obj_name(rs));
 		struct depc__op *op = depc__op_new(dc, cl->owner, cl->d, key);
-		writer_update(dc->c->writer, path, depc__mutate_rs, ch, depc__change_free, 0,
-			      depc__written, op);
-		if (ch->release_uid)
+		adopt_write(dc->c->writer, path, &cl->as, what, NULL, depc__written, op);
+		if (what == ADOPT_RELEASE)
 			return 0;
 	}
 	if (cl->n == cl->cap) {
@@ -631,24 +602,22 @@ static void depc__apply(struct depc *dc, const char *key, const struct ynode *d,
 /* Writes the status if it changed; status-only changes at most once per
  * status_interval, so that a person's `sed -i` rarely meets a conflict. */
 static void depc__write_status(struct depc *dc, const char *key, const struct ynode *d,
-			       const struct rollout_params *p, struct ynode *st)
+			       struct ynode *st)
 {
 	const struct ynode *stored = ynode_get(d, "status");
 	if (ynode_equal(st, stored)) {
 		ynode_free(st);
 		return;
 	}
-	uint64_t now = loop_now_ms();
-	uintptr_t last = (uintptr_t)keymap_get(dc->last_status, key);
 	bool urgent =
-	    !stored || obj_int(stored, "observedGeneration", -1) != p->generation ||
+	    throttle_status_urgent(stored, st) ||
 	    !ynode_equal(ynode_get(stored, "collisionCount"), ynode_get(st, "collisionCount"));
-	if (!urgent && last && now < last + dc->status_interval_ms) {
-		workqueue_add_after(dc->q, key, last + dc->status_interval_ms - now);
+	uint64_t wait = 0;
+	if (!throttle_take(dc->status, key, urgent, loop_now_ms(), &wait)) {
+		workqueue_add_after(dc->q, key, wait);
 		ynode_free(st);
 		return;
 	}
-	keymap_set(dc->last_status, key, (void *)(uintptr_t)(now ? now : 1));
 	cleanup_free char *path = obj_path("deployments", obj_namespace(d), obj_name(d));
 	struct depc__op *op = depc__op_new(dc, key, d, key);
 	op->what = "status";
@@ -687,7 +656,7 @@ static int depc__sync(void *data, const char *key, struct error **err)
 	const struct ynode *d = informer_get(dc->deps, key);
 	if (!d) {
 		expect_forget(dc->exp, key);
-		keymap_del(dc->last_status, key);
+		throttle_forget(dc->status, key);
 		return 0;
 	}
 	uint64_t recheck = 0;
@@ -700,6 +669,7 @@ static int depc__sync(void *data, const char *key, struct error **err)
 	struct depc__claim cl = {.dc = dc, .owner = key, .d = d, .uid = obj_uid(d)};
 	if (!cl.uid)
 		return 0;
+	adopt_owner_init(&cl.as, d, "apps/v1", "Deployment");
 	if (selector_parse_labelselector(ynode_path(d, "spec.selector"), &cl.sel, &serr) < 0) {
 		log_warn("Deployment %s: spec.selector: %s", key, serr->msg);
 		return 0;
@@ -794,7 +764,7 @@ static int depc__sync(void *data, const char *key, struct error **err)
 	if (rollout)
 		depc__rollout_conditions(&p, rs, newi, work, st);
 	depc__requeue_stuck(dc, key, &p, st);
-	depc__write_status(dc, key, d, &p, st);
+	depc__write_status(dc, key, d, st);
 	ynode_free(work);
 	free(rs);
 	return 0;
@@ -819,19 +789,11 @@ static void depc__on_deployment_update(void *data, const char *key, const struct
 /* The Deployment that controls a ReplicaSet; true if it has a controller. */
 static bool depc__enqueue_owner(struct depc *dc, const struct ynode *rs)
 {
-	const struct ynode *ref = obj_controller_ref(rs);
-	if (!ref)
-		return false;
-	const char *kind = ynode_str(ynode_get(ref, "kind"));
-	const char *name = ynode_str(ynode_get(ref, "name"));
-	const char *uid = ynode_str(ynode_get(ref, "uid"));
-	if (!kind || strcmp(kind, "Deployment") != 0 || !name)
-		return true;
-	cleanup_free char *key = obj_key(obj_namespace(rs), name);
-	const struct ynode *d = informer_get(dc->deps, key);
-	if (d && uid && obj_uid(d) && !strcmp(uid, obj_uid(d)))
+	bool controlled = false;
+	cleanup_free char *key = adopt_resolve_owner(dc->deps, "Deployment", rs, &controlled);
+	if (key)
 		workqueue_add(dc->q, key);
-	return true;
+	return controlled;
 }
 
 struct depc__match {
@@ -895,8 +857,7 @@ struct depc *depc_new(struct ctrl *c)
 	dc->owned_pods = ctrl_owners(c, "pods");
 	dc->q = workqueue_new(c->loop, "deployments", NULL);
 	dc->exp = expect_new();
-	dc->last_status = keymap_new(NULL);
-	dc->status_interval_ms = c->cfg ? c->cfg->status_interval_ms : 0;
+	dc->status = throttle_new(c->cfg ? c->cfg->status_interval_ms : 0);
 	struct informer_handlers dh = {
 	    .on_add = depc__on_deployment,
 	    .on_update = depc__on_deployment_update,
@@ -921,6 +882,6 @@ void depc_free(struct depc *dc)
 		return;
 	workqueue_free(dc->q);
 	expect_free(dc->exp);
-	keymap_free(dc->last_status);
+	throttle_free(dc->status);
 	free(dc);
 }

@@ -6,7 +6,9 @@
  * documents, then the removal); a file written again while its job runs
  * is filed again after it.
  *
- * This file must never remove a drop file whose content it has not filed. */
+ * This file must never remove a drop file whose content it has not at
+ * least tried to file: every document of what it read, each filed or
+ * reported, and the file still holding what it read. */
 #include "dropbox.h"
 #include "ctrl.h"
 #include "events.h"
@@ -267,8 +269,8 @@ static void dropbox__done(void *data, const struct writer_result *res)
 		if (db->c->events)
 			events_record_ref(db->c->events, "dropbox", NULL, f->kind, ens, f->name,
 					  NULL, "Warning", "FailedApply",
-					  "drop box %s, document %zu: %s", j->path, f->index,
-					  f->msg);
+					  "drop box %s, document %zu (%s %s): %s", j->path,
+					  f->index, f->kind, f->name, f->msg);
 	}
 	uintptr_t state = (uintptr_t)keymap_get(db->busy, j->path);
 	keymap_del(db->busy, j->path);

@@ -156,21 +156,27 @@ struct events *events_new(struct loop *loop, struct writer *w, struct informer *
 	struct events *ev = xcalloc(1, sizeof(*ev));
 	ev->loop = loop;
 	ev->w = w;
-	ev->inf = inf;
 	ev->host = xstrdup(host ? host : "localhost");
 	ev->ttl_ms = ttl_ms;
 	ev->recent = keymap_new(events__recent_free);
 	ev->deleting = keymap_new(NULL);
 	ev->timer = loop_timer_new(loop, events__on_timer, ev);
-	if (inf && ttl_ms) {
-		struct informer_handlers h = {
-		    .on_add = events__seen,
-		    .on_update = events__on_update,
-		    .on_delete = events__on_delete,
-		};
-		informer_add_handlers(inf, &h, ev);
-	}
+	if (inf)
+		events_expire(ev, inf);
 	return ev;
+}
+
+void events_expire(struct events *ev, struct informer *inf)
+{
+	if (!inf || !ev->ttl_ms || ev->inf)
+		return;
+	ev->inf = inf;
+	struct informer_handlers h = {
+	    .on_add = events__seen,
+	    .on_update = events__on_update,
+	    .on_delete = events__on_delete,
+	};
+	informer_add_handlers(inf, &h, ev);
 }
 
 void events_free(struct events *ev)

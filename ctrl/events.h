@@ -29,6 +29,9 @@ struct events;
 struct events *events_new(struct loop *loop, struct writer *w, struct informer *inf,
 			  const char *host, uint64_t ttl_ms);
 void events_free(struct events *ev);
+/* Expires the Events of inf (an informer of "events", not started yet)
+ * from now on; nothing if ttl_ms is 0 or it expires some already. */
+void events_expire(struct events *ev, struct informer *inf);
 
 /* An event about obj (its apiVersion, kind, namespace, name and uid);
  * type "Normal" or "Warning". Objects without a namespace report into

@@ -68,7 +68,7 @@ static void usage(const char *prog)
 	    "  -V, --version                         print the version\n"
 	    "  -h, --help                            this help\n"
 	    "See corral-ctrl(8).\n",
-	    prog, CTRL_NAMES);
+	    prog, ctrl_names());
 }
 
 static void on_signal(struct loop *loop, int signo, void *data)
@@ -86,7 +86,8 @@ int main(int argc, char **argv)
 	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg.mount, .def = "/cluster"},
 	    {.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg.log_level, .def = "info"},
 	    LEADER_CONFIG_KEYS(&cfg.leader_elect, &cfg.lease_duration_ms, &cfg.renew_deadline_ms,
-			       &cfg.retry_period_ms, &cfg.lease_name, "corral-ctrl", &cfg.lease_namespace),
+			       &cfg.retry_period_ms, &cfg.lease_name, "corral-ctrl",
+			       &cfg.lease_namespace),
 	    {.name = "leader-elect-resource-lock",
 	     .type = CONFIG_STRING,
 	     .ptr = &cfg.lease_lock,

@@ -10,6 +10,7 @@
  *
  * This file must never write a pod it does not own or adopt. */
 #include "replicaset.h"
+#include "adopt.h"
 #include "conditions.h"
 #include "ctrl.h"
 #include "events.h"
@@ -18,6 +19,7 @@
 #include "log.h"
 #include "obj.h"
 #include "owners.h"
+#include "throttle.h"
 #include "timefmt.h"
 #include "util.h"
 #include "workqueue.h"
@@ -50,10 +52,9 @@ struct rsc {
 	struct owners *owned; /* pods by controller */
 	struct workqueue *q;
 	struct expect *exp;
-	struct keymap *batch;	    /* set key -> next create batch (uintptr_t) */
-	struct keymap *failure;	    /* set key -> struct rsc__failure */
-	struct keymap *last_status; /* set key -> loop ms of its last status write */
-	uint64_t status_interval_ms;
+	struct keymap *batch;	 /* set key -> next create batch (uintptr_t) */
+	struct keymap *failure;	 /* set key -> struct rsc__failure */
+	struct throttle *status; /* status writes of sets no one owns */
 	int burst;
 };
 
@@ -169,19 +170,13 @@ void rsc_rank_for_deletion(struct rsc_pod *pods, size_t n)
 	qsort(pods, n, sizeof(*pods), rsc__rank_cmp);
 }
 
-enum rsc_claim rsc_claim_pod(const char *uid, const struct selector *sel, const struct ynode *pod)
+enum adopt_claim rsc_claim_pod(const struct adopt_owner *o, const struct selector *sel,
+			       const struct ynode *pod)
 {
-	const struct ynode *ref = obj_controller_ref(pod);
-	bool matches = selector_matches(sel, ynode_path(pod, "metadata.labels"));
-	if (ref) {
-		const char *ruid = ynode_str(ynode_get(ref, "uid"));
-		if (!ruid || !uid || strcmp(ruid, uid) != 0)
-			return RSC_IGNORE;
-		return matches ? RSC_KEEP : RSC_RELEASE;
-	}
-	if (!matches || !pod_is_active(pod))
-		return RSC_IGNORE;
-	return RSC_ADOPT;
+	enum adopt_claim what = adopt_claim(o, sel, pod);
+	if (what == ADOPT_ADOPT && !pod_is_active(pod))
+		return ADOPT_IGNORE;
+	return what;
 }
 
 struct ynode *rsc_pod_from_template(const struct ynode *rs, const char *kind,
@@ -372,36 +367,6 @@ static void rsc__written_status(void *data, const struct writer_result *res)
 	rsc__op_free(op);
 }
 
-struct rsc__adopt {
-	char *api_version, *kind, *name, *uid;
-};
-
-static void rsc__adopt_free(void *p)
-{
-	struct rsc__adopt *a = p;
-	free(a->api_version);
-	free(a->kind);
-	free(a->name);
-	free(a->uid);
-	free(a);
-}
-
-static int rsc__mutate_adopt(struct ynode *pod, void *arg, struct error **err)
-{
-	(void)err;
-	struct rsc__adopt *a = arg;
-	if (obj_controller_ref(pod) || !pod_is_active(pod))
-		return 0; /* someone took it meanwhile */
-	obj_add_owner_ref(pod, obj_owner_ref_new(a->api_version, a->kind, a->name, a->uid, true));
-	return 1;
-}
-
-static int rsc__mutate_release(struct ynode *pod, void *arg, struct error **err)
-{
-	(void)err;
-	return obj_remove_owner_refs(pod, arg) > 0;
-}
-
 /* Whether a status-only change of a set that a person may edit (one no
  * controller owns) waits: such writes come at most once per
  * status-interval, so that a `sed -i` rarely meets a conflict. A set a
@@ -409,19 +374,14 @@ static int rsc__mutate_release(struct ynode *pod, void *arg, struct error **err)
 static bool rsc__status_later(struct rsc *r, const char *key, const struct ynode *set,
 			      const struct ynode *st)
 {
-	uint64_t now = loop_now_ms();
-	uintptr_t last = (uintptr_t)keymap_get(r->last_status, key);
-	const struct ynode *stored = ynode_get(set, "status");
-	bool urgent =
-	    obj_controller_ref(set) || !stored ||
-	    obj_int(stored, "observedGeneration", -1) != obj_int(st, "observedGeneration", -1);
-	if (!urgent && last && now < last + r->status_interval_ms) {
-		workqueue_add_after(r->q, key, last + r->status_interval_ms - now);
-		return true;
-	}
-	if (!obj_controller_ref(set))
-		keymap_set(r->last_status, key, (void *)(uintptr_t)(now ? now : 1));
-	return false;
+	if (obj_controller_ref(set))
+		return false;
+	uint64_t wait = 0;
+	if (throttle_take(r->status, key, throttle_status_urgent(ynode_get(set, "status"), st),
+			  loop_now_ms(), &wait))
+		return false;
+	workqueue_add_after(r->q, key, wait);
+	return true;
 }
 
 /* ---- sync --------------------------------------------------------------- */
@@ -431,6 +391,7 @@ struct rsc__claim {
 	const char *owner;
 	const struct ynode *set;
 	const char *uid;
+	struct adopt_owner as; /* the set, claiming */
 	struct selector *sel;
 	struct rsc_pod *pods;
 	size_t n, cap;
@@ -445,27 +406,16 @@ static int rsc__visit_pod(void *data, const char *key, const struct ynode *pod)
 	struct rsc *r = cl->r;
 	if (!pod_is_active(pod))
 		return 0;
-	enum rsc_claim what = rsc_claim_pod(cl->uid, cl->sel, pod);
-	if (what == RSC_IGNORE)
+	enum adopt_claim what = rsc_claim_pod(&cl->as, cl->sel, pod);
+	if (what == ADOPT_IGNORE)
 		return 0;
-	cleanup_free char *path = obj_path("pods", obj_namespace(pod), obj_name(pod));
-	if (what == RSC_RELEASE) {
+	if (what == ADOPT_RELEASE || what == ADOPT_ADOPT) {
+		cleanup_free char *path = obj_path("pods", obj_namespace(pod), obj_name(pod));
 		struct rsc__op *op = rsc__op_new(r, cl->owner, cl->set, obj_name(pod));
-		writer_update(r->c->writer, path, rsc__mutate_release, xstrdup(cl->uid), free, 0,
-			      rsc__written_pod, op);
+		adopt_write(r->c->writer, path, &cl->as, what, pod_is_active, rsc__written_pod, op);
 		cl->writes++;
-		return 0;
-	}
-	if (what == RSC_ADOPT) {
-		struct rsc__adopt *a = xcalloc(1, sizeof(*a));
-		a->api_version = xstrdup(r->api_version);
-		a->kind = xstrdup(r->kind);
-		a->name = xstrdup(obj_name(cl->set));
-		a->uid = xstrdup(cl->uid);
-		struct rsc__op *op = rsc__op_new(r, cl->owner, cl->set, obj_name(pod));
-		writer_update(r->c->writer, path, rsc__mutate_adopt, a, rsc__adopt_free, 0,
-			      rsc__written_pod, op);
-		cl->writes++;
+		if (what == ADOPT_RELEASE)
+			return 0;
 	}
 	if (cl->n == cl->cap) {
 		cl->cap = cl->cap ? 2 * cl->cap : 16;
@@ -497,7 +447,7 @@ static int rsc__sync(void *data, const char *key, struct error **err)
 		expect_forget(r->exp, key);
 		keymap_del(r->batch, key);
 		keymap_del(r->failure, key);
-		keymap_del(r->last_status, key);
+		throttle_forget(r->status, key);
 		return 0;
 	}
 	uint64_t now_ms = loop_now_ms(), recheck = 0;
@@ -508,6 +458,7 @@ static int rsc__sync(void *data, const char *key, struct error **err)
 	}
 	cleanup_error struct error *serr = NULL;
 	struct rsc__claim cl = {.r = r, .owner = key, .set = set, .uid = obj_uid(set)};
+	adopt_owner_init(&cl.as, set, r->api_version, r->kind);
 	if (rsc__selector(r, set, &cl.sel, &serr) < 0) {
 		log_warn("%s %s: spec.selector: %s", r->kind, key, serr->msg);
 		return 0;
@@ -605,19 +556,11 @@ static void rsc__on_set_update(void *data, const char *key, const struct ynode *
  * returns whether the pod has a controller at all. */
 static bool rsc__enqueue_owner(struct rsc *r, const struct ynode *pod)
 {
-	const struct ynode *ref = obj_controller_ref(pod);
-	if (!ref)
-		return false;
-	const char *kind = ynode_str(ynode_get(ref, "kind"));
-	const char *name = ynode_str(ynode_get(ref, "name"));
-	const char *uid = ynode_str(ynode_get(ref, "uid"));
-	if (!kind || strcmp(kind, r->kind) != 0 || !name)
-		return true;
-	cleanup_free char *key = obj_key(obj_namespace(pod), name);
-	const struct ynode *set = informer_get(r->sets, key);
-	if (set && uid && obj_uid(set) && !strcmp(uid, obj_uid(set)))
+	bool controlled = false;
+	cleanup_free char *key = adopt_resolve_owner(r->sets, r->kind, pod, &controlled);
+	if (key)
 		workqueue_add(r->q, key);
-	return true;
+	return controlled;
 }
 
 struct rsc__match {
@@ -689,8 +632,7 @@ struct rsc *rsc_new(struct ctrl *c, bool rc)
 	r->exp = expect_new();
 	r->batch = keymap_new(NULL);
 	r->failure = keymap_new(rsc__failure_free);
-	r->last_status = keymap_new(NULL);
-	r->status_interval_ms = c->cfg ? c->cfg->status_interval_ms : 0;
+	r->status = throttle_new(c->cfg ? c->cfg->status_interval_ms : 0);
 	struct informer_handlers sh = {
 	    .on_add = rsc__on_set,
 	    .on_update = rsc__on_set_update,
@@ -715,6 +657,6 @@ void rsc_free(struct rsc *r)
 	expect_free(r->exp);
 	keymap_free(r->batch);
 	keymap_free(r->failure);
-	keymap_free(r->last_status);
+	throttle_free(r->status);
 	free(r);
 }

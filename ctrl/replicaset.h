@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adopt.h"
 #include "selector.h"
 #include "ynode.h"
 
@@ -53,14 +54,10 @@ void rsc_pods_colocate(struct rsc_pod *pods, size_t n);
  * nodes, ready for less time, more restarts, newer. */
 void rsc_rank_for_deletion(struct rsc_pod *pods, size_t n);
 
-/* What a set does with a pod it sees. */
-enum rsc_claim {
-	RSC_IGNORE,  /* another controller's, or not ours to take */
-	RSC_KEEP,    /* ours, and matching */
-	RSC_ADOPT,   /* no controller, matching: take it */
-	RSC_RELEASE, /* ours, no longer matching: let it go */
-};
-enum rsc_claim rsc_claim_pod(const char *uid, const struct selector *sel, const struct ynode *pod);
+/* What the set o does with a pod it sees (adopt.h), an orphan adopted
+ * only while it is active. */
+enum adopt_claim rsc_claim_pod(const struct adopt_owner *o, const struct selector *sel,
+			       const struct ynode *pod);
 
 /* A pod for the set rs, from its template: a generated name, the
  * template's labels and annotations, an ownerReference (controller:

@@ -127,13 +127,14 @@ static void test_rsc__claims(void **state)
 	cleanup_ynode struct ynode *stranger = y("{metadata: {labels: {app: db}}}");
 	cleanup_ynode struct ynode *done =
 	    y("{metadata: {labels: {app: web}}, status: {phase: Succeeded}}");
-	assert_int_equal(rsc_claim_pod("U1", sel, ours), RSC_KEEP);
-	assert_int_equal(rsc_claim_pod("U1", sel, ours_relabelled), RSC_RELEASE);
-	assert_int_equal(rsc_claim_pod("U1", sel, theirs), RSC_IGNORE);
-	assert_int_equal(rsc_claim_pod("U1", sel, not_controller), RSC_ADOPT);
-	assert_int_equal(rsc_claim_pod("U1", sel, orphan), RSC_ADOPT);
-	assert_int_equal(rsc_claim_pod("U1", sel, stranger), RSC_IGNORE);
-	assert_int_equal(rsc_claim_pod("U1", sel, done), RSC_IGNORE);
+	const struct adopt_owner o = {.api_version = "apps/v1", .kind = "ReplicaSet", .uid = "U1"};
+	assert_int_equal(rsc_claim_pod(&o, sel, ours), ADOPT_KEEP);
+	assert_int_equal(rsc_claim_pod(&o, sel, ours_relabelled), ADOPT_RELEASE);
+	assert_int_equal(rsc_claim_pod(&o, sel, theirs), ADOPT_IGNORE);
+	assert_int_equal(rsc_claim_pod(&o, sel, not_controller), ADOPT_ADOPT);
+	assert_int_equal(rsc_claim_pod(&o, sel, orphan), ADOPT_ADOPT);
+	assert_int_equal(rsc_claim_pod(&o, sel, stranger), ADOPT_IGNORE);
+	assert_int_equal(rsc_claim_pod(&o, sel, done), ADOPT_IGNORE);
 }
 
 static void test_rsc__pod_from_template(void **state)
