@@ -1,6 +1,7 @@
 /* kinds.h: the table of object kinds corral knows: kind name, folder
- * (lower-case plural), accepted apiVersions, scope, and whether declared
- * changes of the kind enter the git history. */
+ * (lower-case plural), accepted apiVersions, scope, whether declared
+ * changes of the kind enter the git history, and how corral-fs shows its
+ * files. */
 #ifndef CORRAL_KINDS_H
 #define CORRAL_KINDS_H
 
@@ -13,6 +14,9 @@ struct kind_info {
 	const char *api_versions[4]; /* accepted, first is canonical; NULL-ended */
 	bool namespaced;	   /* lives under namespaces/<ns>/ */
 	bool history;		   /* declared changes become commits */
+	unsigned int file_mode;	   /* permission bits of its object files */
+	bool namespace_object;	   /* an object is a namespace: namespaces/<name>.yaml
+				      and the folder namespaces/<name>/ go together */
 };
 
 const struct kind_info *kinds_by_plural(const char *plural);
