@@ -285,17 +285,19 @@ void tree_forget(struct tree *t, struct node *n, uint64_t nlookup)
 		tree__node_free(t, n);
 }
 
-char *tree_object_key(const struct node *n)
+char *tree_key(const struct node *dir, const char *name)
 {
 	/* <name>.yaml in a kind folder or in namespaces/. */
-	size_t l = strlen(n->name);
-	cleanup_free char *base = xstrndup(n->name, l > 5 ? l - 5 : l);
-	const struct node *dir = n->parent;
-	if (!dir)
-		return NULL;
+	size_t l = strlen(name);
+	cleanup_free char *base = xstrndup(name, l > 5 ? l - 5 : l);
 	if (dir->type == NODE_NSROOT)
 		return xasprintf("namespaces/%s", base);
 	if (dir->ns)
 		return xasprintf("namespaces/%s/%s/%s", dir->ns, dir->name, base);
 	return xasprintf("%s/%s", dir->name, base);
+}
+
+char *tree_object_key(const struct node *n)
+{
+	return n->parent ? tree_key(n->parent, n->name) : NULL;
 }
