@@ -808,6 +808,40 @@ static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	fuse_reply_err(req, EPERM);
 }
 
+/* ---- drop boxes ---- */
+
+struct fs__drop_refusals {
+	struct fs *fs;
+	const char *path;
+	size_t n;
+};
+
+static void fs__drop_refused(void *data, const struct error *e)
+{
+	struct fs__drop_refusals *rf = data;
+	rf->n++;
+	fs__reject(rf->fs, rf->path, e);
+}
+
+/* Checks the text of drop box file path (at namespace ns's top, or the
+ * mount's with ns NULL), as `kubectl apply -f` would apply it: each
+ * document that cannot be filed is recorded in .errors. Returns 0 when
+ * the file may stay (at least one document can be filed), else an errno
+ * (EINVAL: none can, or it is no YAML). */
+static int fs__drop_verdict(struct fs *fs, const char *ns, const char *path, const char *text,
+			    size_t len)
+{
+	struct fs__drop_refusals rf = {.fs = fs, .path = path};
+	struct error *err = NULL;
+	if (object_check_drop(ns, text, len, fs__drop_refused, &rf, &err) >= 0)
+		return 0;
+	int e = fs__errno(err);
+	if (rf.n == 0) /* no document to blame: no YAML, too large, empty */
+		fs__reject(fs, path, err);
+	error_free(err);
+	return e;
+}
+
 static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 			   fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
@@ -909,11 +943,8 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 			cleanup_free char *ns = ndir->type == NODE_NS ? xstrdup(ndir->ns) : NULL;
 			cleanup_free char *path = fs__child_path(ndir, newname);
 			FS_UNLOCK(fs);
-			struct error *err = NULL;
-			if (object_check_drop(ns, text, len, &err) < 0) {
-				e = fs__errno(err);
-				fs__reject(fs, path, err);
-				error_free(err);
+			e = fs__drop_verdict(fs, ns, path, text, len);
+			if (e) {
 				fuse_reply_err(req, e);
 				return;
 			}
@@ -1400,8 +1431,9 @@ static int fs__commit_handle(fuse_req_t req, struct fs *fs, uint64_t ino, struct
 	return fs__commit_node(req, fs, ino, text, len);
 }
 
-/* A drop box file written and closed: refused whole if any document is
- * bad, so that corral-ctrl only ever sees files it can file. */
+/* A drop box file written and closed: kept when at least one document
+ * can be filed (corral-ctrl files those and reports the others); refused
+ * whole when none can. */
 static int fs__check_drop(struct fs *fs, uint64_t ino)
 {
 	FS_LOCK_R(fs);
@@ -1417,12 +1449,9 @@ static int fs__check_drop(struct fs *fs, uint64_t ino)
 	FS_UNLOCK(fs);
 	if (len == 0)
 		return 0; /* a shell's first close of its redirection */
-	struct error *err = NULL;
-	if (object_check_drop(ns, text, len, &err) == 0)
+	int e = fs__drop_verdict(fs, ns, path, text, len);
+	if (!e)
 		return 0;
-	int e = fs__errno(err);
-	fs__reject(fs, path, err);
-	error_free(err);
 	/* A refused drop box file is not kept. */
 	uint64_t dir_ino = 0;
 	cleanup_free char *name = NULL;
