@@ -37,36 +37,31 @@ static const struct kind_info *namespace__kind(struct fs *fs)
 	return tree_child(fs->tree, tree_root(fs->tree), "namespaces")->kind;
 }
 
-void namespace_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+int namespace_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
 {
 	struct fs *fs = fuse_req_userdata(req);
-	struct fuse_entry_param e;
 	FS_LOCK_W(fs);
 	struct node *dir = tree_by_ino(fs->tree, parent);
 	if (!dir) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, ENOENT);
-		return;
+		return ENOENT;
 	}
 	if (tree_child(fs->tree, dir, name)) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, EEXIST);
-		return;
+		return EEXIST;
 	}
 	if (dir->type == NODE_NS) {
 		const struct kind_info *k = kinds_by_plural(name);
 		if (k && k->namespaced) {
 			namespace_ensure_kinds(fs, dir);
-			fs__entry(tree_child(fs->tree, dir, name), &e);
+			fs__entry(tree_child(fs->tree, dir, name), e);
 			FS_UNLOCK(fs);
-			fuse_reply_entry(req, &e);
-			return;
+			return 0;
 		}
 	}
 	if (dir->type != NODE_NSROOT) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, EPERM);
-		return;
+		return EPERM;
 	}
 	const struct kind_info *k = namespace__kind(fs);
 	FS_UNLOCK(fs);
@@ -90,8 +85,7 @@ void namespace_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		int ec = fs__errno(err);
 		fs__reject(fs, key, err);
 		error_free(err);
-		fuse_reply_err(req, ec);
-		return;
+		return ec;
 	}
 	cleanup_free char *fname = xasprintf("%s.yaml", name);
 	dir = fs__relock(fs, parent);
@@ -102,9 +96,9 @@ void namespace_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	fs__set_content(obj, b, rv);
 	struct node *nsdir = namespace_add(fs, name);
-	fs__entry(nsdir, &e);
+	fs__entry(nsdir, e);
 	FS_UNLOCK(fs);
-	fuse_reply_entry(req, &e);
+	return 0;
 }
 
 /* Whether a namespace folder holds anything but empty kind folders. */

@@ -15,8 +15,11 @@ struct node *namespace_add(struct fs *fs, const char *name);
 /* Makes the kind folders (and logs/) of a namespace folder that are
  * missing (one removed comes back when looked up); write lock. */
 void namespace_ensure_kinds(struct fs *fs, struct node *nsdir);
-/* mkdir namespaces/NAME, from a worker; replies to req. */
-void namespace_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+/* mkdir NAME in folder parent, from a worker: in namespaces/, declares
+ * the Namespace NAME; in a namespace's folder, brings back a kind folder.
+ * Returns 0 with the new folder's entry in e, or an errno. */
+int namespace_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		    struct fuse_entry_param *e);
 /* Deletes namespace name (its object and its folder, which must hold
  * nothing but empty kind folders); returns 0 or an errno, the refusal
  * recorded. The caller invalidates the entry the kernel is not removing

@@ -626,20 +626,18 @@ static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- folders that go ---- */
 
-static void fs__rmdir_run(fuse_req_t req, fuse_ino_t parent, const char *name)
+static int fs__rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = fs__of(req);
 	struct node *dir = fs__relock(fs, parent);
 	struct node *n = dir ? tree_child(fs->tree, dir, name) : NULL;
 	if (!n) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, ENOENT);
-		return;
+		return ENOENT;
 	}
 	if (!S_ISDIR(n->mode)) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, ENOTDIR);
-		return;
+		return ENOTDIR;
 	}
 	if ((n->type == NODE_KIND && n->ns) || n->type == NODE_LOGS) {
 		/* An empty kind folder (or logs/) may go (rm -r does that);
@@ -648,13 +646,11 @@ static void fs__rmdir_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (!e)
 			tree_unlink(fs->tree, n);
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, e);
-		return;
+		return e;
 	}
 	if (n->type != NODE_NS) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, EPERM);
-		return;
+		return EPERM;
 	}
 	uint64_t nsroot_ino = dir->ino;
 	FS_UNLOCK(fs);
@@ -663,12 +659,12 @@ static void fs__rmdir_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 		cleanup_free char *fname = xasprintf("%s.yaml", name);
 		notifier_inval_entry(fs->notifier, nsroot_ino, fname);
 	}
-	fuse_reply_err(req, e);
+	return e;
 }
 
 /* ---- files ---- */
 
-static void fs__unlink_run(fuse_req_t req, fuse_ino_t parent, const char *name)
+static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = fs__of(req);
 	struct fs__target t = {0};
@@ -676,19 +672,16 @@ static void fs__unlink_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct node *n = dir ? tree_child(fs->tree, dir, name) : NULL;
 	if (!n) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, ENOENT);
-		return;
+		return ENOENT;
 	}
 	if (S_ISDIR(n->mode)) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, EISDIR);
-		return;
+		return EISDIR;
 	}
 	if (n->type == NODE_ERRORS || logs_node(n) ||
 	    (n->type == NODE_SYMLINK && dir->type == NODE_ROOT && strcmp(name, ".git") == 0)) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, EPERM);
-		return;
+		return EPERM;
 	}
 	if (n->type == NODE_SCRATCH || n->type == NODE_SYMLINK) {
 		/* A file an object was renamed to (an editor's backup): when it
@@ -732,8 +725,7 @@ static void fs__unlink_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 			}
 			store_record_clear(&rec);
 		}
-		fuse_reply_err(req, 0);
-		return;
+		return 0;
 	}
 	if (dir->type == NODE_NSROOT) {
 		uint64_t nsroot_ino = dir->ino;
@@ -742,14 +734,12 @@ static void fs__unlink_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 		int e = namespace_delete(req, fs, nsroot_ino, base);
 		if (!e)
 			notifier_inval_entry(fs->notifier, nsroot_ino, base);
-		fuse_reply_err(req, e);
-		return;
+		return e;
 	}
 	if (n->pending) {
 		tree_unlink(fs->tree, n);
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, 0);
-		return;
+		return 0;
 	}
 	fs__target_of(dir, name, &t);
 	FS_UNLOCK(fs);
@@ -761,8 +751,7 @@ static void fs__unlink_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fs__reject(fs, t.path, err);
 		error_free(err);
 		fs__target_clear(&t);
-		fuse_reply_err(req, e);
-		return;
+		return e;
 	}
 	error_free(err);
 	dir = fs__relock(fs, parent);
@@ -771,7 +760,7 @@ static void fs__unlink_run(fuse_req_t req, fuse_ino_t parent, const char *name)
 		tree_unlink(fs->tree, n);
 	FS_UNLOCK(fs);
 	fs__target_clear(&t);
-	fuse_reply_err(req, 0);
+	return 0;
 }
 
 static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
@@ -842,13 +831,12 @@ static int fs__drop_verdict(struct fs *fs, const char *ns, const char *path, con
 	return e;
 }
 
-static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
-			   fuse_ino_t newparent, const char *newname, unsigned int flags)
+static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
 {
 	struct fs *fs = fs__of(req);
 	if (flags & RENAME_EXCHANGE) {
-		fuse_reply_err(req, EINVAL);
-		return;
+		return EINVAL;
 	}
 	struct node *dir = fs__relock(fs, parent);
 	struct node *ndir = tree_by_ino(fs->tree, newparent);
@@ -871,8 +859,7 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 		e = EPERM;
 	if (e || old == n) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, e);
-		return;
+		return e;
 	}
 	const struct kind_info *to_kind = fs__object_kind(ndir, newname);
 	uint64_t ino = n->ino;
@@ -887,8 +874,7 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 			    EINVAL, "an object cannot be renamed: its name is metadata.name; copy "
 				    "it to the new name and remove the old file"};
 			fs__reject(fs, path, &er);
-			fuse_reply_err(req, EINVAL);
-			return;
+			return EINVAL;
 		}
 		/* Renamed to a scratch name (an editor's backup): the file
 		 * becomes scratch; the object stays stored until that file is
@@ -908,8 +894,7 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 			FS_UNLOCK(fs);
 			blob_unref(b);
 			free(key);
-			fuse_reply_err(req, ENOENT);
-			return;
+			return ENOENT;
 		}
 		if (old) {
 			atomic_fetch_sub(&fs->scratch_bytes,
@@ -929,8 +914,7 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 		blob_unref(b);
 		tree_move(fs->tree, n, ndir, newname);
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, 0);
-		return;
+		return 0;
 	}
 
 	if (!to_kind) {
@@ -945,16 +929,14 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 			FS_UNLOCK(fs);
 			e = fs__drop_verdict(fs, ns, path, text, len);
 			if (e) {
-				fuse_reply_err(req, e);
-				return;
+				return e;
 			}
 			n = fs__relock(fs, ino);
 			ndir = tree_by_ino(fs->tree, newparent);
 			old = ndir ? tree_child(fs->tree, ndir, newname) : NULL;
 			if (!n || !n->parent || !ndir) {
 				FS_UNLOCK(fs);
-				fuse_reply_err(req, ENOENT);
-				return;
+				return ENOENT;
 			}
 		}
 		if (n->type == NODE_OBJECT) { /* a pending object leaves the object names */
@@ -969,13 +951,11 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 		tree_move(fs->tree, n, ndir, newname);
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, 0);
-		return;
+		return 0;
 	}
 	if (n->type == NODE_SYMLINK) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, EPERM);
-		return;
+		return EPERM;
 	}
 
 	/* A file renamed over an object name (sed -i, rsync, vim's or emacs'
@@ -1004,8 +984,7 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fs__reject(fs, t.path, err);
 		error_free(err);
 		fs__target_clear(&t);
-		fuse_reply_err(req, e);
-		return;
+		return e;
 	}
 	n = fs__relock(fs, ino);
 	ndir = tree_by_ino(fs->tree, newparent);
@@ -1033,7 +1012,7 @@ static void fs__rename_run(fuse_req_t req, fuse_ino_t parent, const char *name,
 	FS_UNLOCK(fs);
 	fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	fs__target_clear(&t);
-	fuse_reply_err(req, 0);
+	return 0;
 }
 
 static struct fs__handle *fs__handle_new(void)
@@ -1468,25 +1447,26 @@ static int fs__check_drop(struct fs *fs, uint64_t ino)
 	return e;
 }
 
-static void fs__flush_run(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* Closing a handle: a drop box file is checked, an object written is
+ * committed. Returns 0 or an errno. */
+static int fs__flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
 	if (h->wrote) {
 		h->wrote = false;
-		fuse_reply_err(req, fs__check_drop(fs, ino));
-		return;
+		return fs__check_drop(fs, ino);
 	}
-	fuse_reply_err(req, fs__commit_handle(req, fs, ino, h));
+	return fs__commit_handle(req, fs, ino, h);
 }
 
-static void fs__fsync_run(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+static int fs__fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)datasync;
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
 	/* Stored objects are durable already; a pending edit is committed. */
-	fuse_reply_err(req, fs__commit_handle(req, fs, ino, h));
+	return fs__commit_handle(req, fs, ino, h);
 }
 
 static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1682,23 +1662,30 @@ static void fs__run(struct fs__job *j)
 	case FS_OP_SETATTR:
 		fs__setattr_run(j->req, j->ino, &j->attr, j->to_set, fi);
 		break;
-	case FS_OP_MKDIR:
-		namespace_mkdir(j->req, j->ino, j->name);
+	case FS_OP_MKDIR: {
+		struct fuse_entry_param e;
+		int r = namespace_mkdir(j->req, j->ino, j->name, &e);
+		if (r)
+			fuse_reply_err(j->req, r);
+		else
+			fuse_reply_entry(j->req, &e);
 		break;
+	}
 	case FS_OP_RMDIR:
-		fs__rmdir_run(j->req, j->ino, j->name);
+		fuse_reply_err(j->req, fs__rmdir(j->req, j->ino, j->name));
 		break;
 	case FS_OP_UNLINK:
-		fs__unlink_run(j->req, j->ino, j->name);
+		fuse_reply_err(j->req, fs__unlink(j->req, j->ino, j->name));
 		break;
 	case FS_OP_RENAME:
-		fs__rename_run(j->req, j->ino, j->name, j->newparent, j->newname, j->flags);
+		fuse_reply_err(j->req, fs__rename(j->req, j->ino, j->name, j->newparent, j->newname,
+						  j->flags));
 		break;
 	case FS_OP_FLUSH:
-		fs__flush_run(j->req, j->ino, fi);
+		fuse_reply_err(j->req, fs__flush(j->req, j->ino, fi));
 		break;
 	case FS_OP_FSYNC:
-		fs__fsync_run(j->req, j->ino, j->datasync, fi);
+		fuse_reply_err(j->req, fs__fsync(j->req, j->ino, j->datasync, fi));
 		break;
 	}
 }
