@@ -116,7 +116,7 @@ static const struct kind_info *fs__object_kind(const struct node *dir, const cha
 	if (dir->type == NODE_KIND)
 		return dir->kind;
 	if (dir->type == NODE_NSROOT)
-		return kinds_by_kind("Namespace");
+		return dir->kind; /* the kind whose objects are namespaces */
 	return NULL;
 }
 

@@ -16,6 +16,15 @@ struct restore__state {
 	size_t restored, skipped;
 };
 
+/* The kind of namespaces/<name>.yaml. */
+static const struct kind_info *restore__namespace_kind(void)
+{
+	for (size_t i = 0; i < kinds_count(); i++)
+		if (kinds_at(i)->namespace_object)
+			return kinds_at(i);
+	return NULL;
+}
+
 static int restore__one(void *data, const char *path, const char *yaml, size_t len)
 {
 	struct restore__state *rs = data;
@@ -31,7 +40,7 @@ static int restore__one(void *data, const char *path, const char *yaml, size_t l
 	const struct kind_info *k = NULL;
 	const char *ns = NULL, *name = NULL;
 	if (n == 2 && strcmp(parts[0], "namespaces") == 0)
-		k = kinds_by_kind("Namespace"), name = parts[1];
+		k = restore__namespace_kind(), name = parts[1];
 	else if (n == 4 && strcmp(parts[0], "namespaces") == 0)
 		k = kinds_by_plural(parts[2]), ns = parts[1], name = parts[3];
 	else if (n == 2)
