@@ -494,20 +494,19 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 	return 0;
 }
 
-static void fs__setattr_run(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-			    struct fuse_file_info *fi)
+/* setattr: sizes (a truncation commits an object), modes, owners and
+ * times. Returns 0 with the new attributes in st, or an errno. */
+static int fs__setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi, struct stat *st, double *ttl)
 {
 	struct fs *fs = fs__of(req);
 	FS_LOCK_R(fs);
 	struct node *ln = tree_by_ino(fs->tree, ino);
 	bool is_log = ln && logs_node(ln);
 	FS_UNLOCK(fs);
-	if (is_log) {
-		fuse_reply_err(req, EPERM);
-		return;
-	}
+	if (is_log)
+		return EPERM;
 	struct fs__handle *h = fi ? (struct fs__handle *)(uintptr_t)fi->fh : NULL;
-	struct stat st;
 
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		size_t size = (size_t)attr->st_size;
@@ -571,16 +570,13 @@ static void fs__setattr_run(fuse_req_t req, fuse_ino_t ino, struct stat *attr, i
 				blob_unref(cur);
 			}
 		}
-		if (e) {
-			fuse_reply_err(req, e);
-			return;
-		}
+		if (e)
+			return e;
 	}
 	struct node *n = fs__relock(fs, ino);
 	if (!n) {
 		FS_UNLOCK(fs);
-		fuse_reply_err(req, ENOENT);
-		return;
+		return ENOENT;
 	}
 	/* Modes, owners and times are kept in memory: accepted so that cp -a,
 	 * tar and rsync work, never part of an object. */
@@ -603,10 +599,10 @@ static void fs__setattr_run(fuse_req_t req, fuse_ino_t ino, struct stat *attr, i
 	n->ctime = now;
 	/* A writer's truncation is its buffer's: every other opener still
 	 * sees the stored object, and so does the kernel's size. */
-	fs__stat(n, &st);
-	double ttl = fs__ttl(n);
+	fs__stat(n, st);
+	*ttl = fs__ttl(n);
 	FS_UNLOCK(fs);
-	fuse_reply_attr(req, &st, ttl);
+	return 0;
 }
 
 static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -835,9 +831,8 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct fs *fs = fs__of(req);
-	if (flags & RENAME_EXCHANGE) {
+	if (flags & RENAME_EXCHANGE)
 		return EINVAL;
-	}
 	struct node *dir = fs__relock(fs, parent);
 	struct node *ndir = tree_by_ino(fs->tree, newparent);
 	struct node *n = dir ? tree_child(fs->tree, dir, name) : NULL;
@@ -928,9 +923,8 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 			cleanup_free char *path = fs__child_path(ndir, newname);
 			FS_UNLOCK(fs);
 			e = fs__drop_verdict(fs, ns, path, text, len);
-			if (e) {
+			if (e)
 				return e;
-			}
 			n = fs__relock(fs, ino);
 			ndir = tree_by_ino(fs->tree, newparent);
 			old = ndir ? tree_child(fs->tree, ndir, newname) : NULL;
@@ -1651,6 +1645,18 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 }
 
+static void fs__setattr_reply(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+			      struct fuse_file_info *fi)
+{
+	struct stat st;
+	double ttl = 0;
+	int e = fs__setattr(req, ino, attr, to_set, fi, &st, &ttl);
+	if (e)
+		fuse_reply_err(req, e);
+	else
+		fuse_reply_attr(req, &st, ttl);
+}
+
 /* ---- the workers ---- */
 
 static void fs__queue(struct fs *fs, struct fs__job *job);
@@ -1660,7 +1666,7 @@ static void fs__run(struct fs__job *j)
 	struct fuse_file_info *fi = j->has_fi ? &j->fi : NULL;
 	switch (j->op) {
 	case FS_OP_SETATTR:
-		fs__setattr_run(j->req, j->ino, &j->attr, j->to_set, fi);
+		fs__setattr_reply(j->req, j->ino, &j->attr, j->to_set, fi);
 		break;
 	case FS_OP_MKDIR: {
 		struct fuse_entry_param e;
@@ -1718,7 +1724,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		       struct fuse_file_info *fi)
 {
 	if (!(to_set & FUSE_SET_ATTR_SIZE)) {
-		fs__setattr_run(req, ino, attr, to_set, fi);
+		fs__setattr_reply(req, ino, attr, to_set, fi);
 		return;
 	}
 	struct fs__job *j = fs__job(FS_OP_SETATTR, req, ino, NULL);
