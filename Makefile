@@ -69,9 +69,15 @@ $(B)/tests/test_sched_%: tests/unit/test_sched_%.c $(SCHED_OBJ) $(B)/libcorral.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -iquote sched -o $@ $< $(SCHED_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
 
-$(B)/tests/test_%: tests/unit/test_%.c $(FS_OBJ) $(B)/libcorral.a
+# corral-fs's unit tests (test_fs_*) link its objects, all but main.o;
+# the other plain test_* test lib/ and link libcorral.a alone.
+$(B)/tests/test_fs_%: tests/unit/test_fs_%.c $(FS_OBJ) $(B)/libcorral.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -iquote fs -o $@ $< $(FS_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+
+$(B)/tests/test_%: tests/unit/test_%.c $(B)/libcorral.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
 
 # corral-noded: the pattern rule above links noded/*.o without building
 # them, so its objects are named here; its unit tests (test_noded_*) link

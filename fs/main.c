@@ -9,6 +9,7 @@
 #include "history.h"
 #include "log.h"
 #include "ops.h"
+#include "restore.h"
 #include "store.h"
 #include "util.h"
 
@@ -31,39 +32,45 @@ struct options {
 	int debug;
 };
 
-#define OPT(t, p) {t, offsetof(struct options, p), 1}
+#define OPT(t, p)                                                                                  \
+	{                                                                                          \
+		t, offsetof(struct options, p), 1                                                  \
+	}
 static const struct fuse_opt option_spec[] = {
-	{"--state=%s", offsetof(struct options, state), 0},
-	{"--state %s", offsetof(struct options, state), 0},
-	{"--config=%s", offsetof(struct options, config), 0},
-	{"--config %s", offsetof(struct options, config), 0},
-	{"--pod-log-dir=%s", offsetof(struct options, logs), 0},
-	{"--pod-log-dir %s", offsetof(struct options, logs), 0},
-	OPT("--restore", restore),
-	OPT("--version", version),
-	OPT("-V", version),
-	OPT("--help", help),
-	OPT("-h", help),
-	OPT("--verbose", debug),
-	FUSE_OPT_END,
+    {"--state=%s", offsetof(struct options, state), 0},
+    {"--state %s", offsetof(struct options, state), 0},
+    {"--config=%s", offsetof(struct options, config), 0},
+    {"--config %s", offsetof(struct options, config), 0},
+    {"--pod-log-dir=%s", offsetof(struct options, logs), 0},
+    {"--pod-log-dir %s", offsetof(struct options, logs), 0},
+    OPT("--restore", restore),
+    OPT("--version", version),
+    OPT("-V", version),
+    OPT("--help", help),
+    OPT("-h", help),
+    OPT("--verbose", debug),
+    FUSE_OPT_END,
 };
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [-f] [-o OPTIONS] [--state DIR] [--config FILE] [--restore] [MOUNTPOINT]\n"
-	       "\n"
-	       "Serves the cluster state at MOUNTPOINT (default: mount in [fs], else /cluster).\n"
-	       "  -f                stay in the foreground\n"
-	       "  -d                FUSE debug output (implies -f)\n"
-	       "  -o OPTIONS        FUSE mount options (see mount.fuse3(8))\n"
-	       "  --state DIR       live store and history (default /var/lib/corral)\n"
-	       "  --config FILE     the [fs] section: state, mount, log-level (default /etc/corral/corral.conf)\n"
-	       "  --restore         rebuild an empty live store from the history's last commit\n"
-	       "  --pod-log-dir DIR containers' output, shown under namespaces/NS/logs (default /var/log/pods)\n"
-	       "  --verbose         log at the debug level\n"
-	       "  -V, --version     print the version\n"
-	       "See corral-fs(8) and corral-tree(5).\n",
-	       prog);
+	printf(
+	    "usage: %s [-f] [-o OPTIONS] [--state DIR] [--config FILE] [--restore] [MOUNTPOINT]\n"
+	    "\n"
+	    "Serves the cluster state at MOUNTPOINT (default: mount in [fs], else /cluster).\n"
+	    "  -f                stay in the foreground\n"
+	    "  -d                FUSE debug output (implies -f)\n"
+	    "  -o OPTIONS        FUSE mount options (see mount.fuse3(8))\n"
+	    "  --state DIR       live store and history (default /var/lib/corral)\n"
+	    "  --config FILE     the [fs] section: state, mount, log-level (default "
+	    "/etc/corral/corral.conf)\n"
+	    "  --restore         rebuild an empty live store from the history's last commit\n"
+	    "  --pod-log-dir DIR containers' output, shown under namespaces/NS/logs (default "
+	    "/var/log/pods)\n"
+	    "  --verbose         log at the debug level\n"
+	    "  -V, --version     print the version\n"
+	    "See corral-fs(8) and corral-tree(5).\n",
+	    prog);
 }
 
 int main(int argc, char **argv)
@@ -95,14 +102,19 @@ int main(int argc, char **argv)
 	char *cfg_state = NULL, *cfg_mount = NULL, *cfg_level = NULL, *cfg_logs = NULL;
 	char *cfg_svc_cidr = NULL;
 	const struct config_key keys[] = {
-		{.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
-		{.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
-		{.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg_level, .def = "info"},
-		{.name = "pod-log-dir", .type = CONFIG_STRING, .ptr = &cfg_logs, .def = "/var/log/pods"},
-		/* [cluster], shared with corral-ctrl, corral-noded and corral-dns */
-		{.name = "service-cidr", .type = CONFIG_STRING, .ptr = &cfg_svc_cidr,
-		 .def = SERVICERANGE_DEFAULT_CIDR},
-		CONFIG_KEYS_END,
+	    {.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
+	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
+	    {.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg_level, .def = "info"},
+	    {.name = "pod-log-dir",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg_logs,
+	     .def = "/var/log/pods"},
+	    /* [cluster], shared with corral-ctrl, corral-noded and corral-dns */
+	    {.name = "service-cidr",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg_svc_cidr,
+	     .def = SERVICERANGE_DEFAULT_CIDR},
+	    CONFIG_KEYS_END,
 	};
 	if (config_load(opts.config, "fs", keys, &err) < 0) {
 		fprintf(stderr, "corral-fs: %s\n", err->msg);
@@ -111,7 +123,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (log_parse_level(cfg_level) < 0) {
-		fprintf(stderr, "corral-fs: log-level: unknown level \"%s\" (debug, info, warn, error)\n", cfg_level);
+		fprintf(stderr,
+			"corral-fs: log-level: unknown level \"%s\" (debug, info, warn, error)\n",
+			cfg_level);
 		config_free(keys);
 		return 2;
 	}
@@ -148,7 +162,7 @@ int main(int argc, char **argv)
 	if (store_open(store_dir, &store, &err) < 0 ||
 	    history_open(git_dir, store, &hist, &err) < 0)
 		goto out_err;
-	if (opts.restore && fs_restore(store, hist, &err) < 0)
+	if (opts.restore && restore_from_history(store, hist, &err) < 0)
 		goto out_err;
 	fs = fs_new(store, git_dir);
 	fs_set_log_dir(fs, opts.logs ? opts.logs : cfg_logs);

@@ -367,7 +367,9 @@ static int object__check_drop_doc(const char *ns, struct ynode *doc, struct erro
 	return validate_object(k, copy, NULL, err);
 }
 
-int object_check_drop(const char *ns, const char *text, size_t len, struct error **err)
+int object_check_drop(const char *ns, const char *text, size_t len,
+		      void (*refused)(void *data, const struct error *e), void *data,
+		      struct error **err)
 {
 	struct ynode **docs = NULL;
 	size_t n = 0;
@@ -377,19 +379,27 @@ int object_check_drop(const char *ns, const char *text, size_t len, struct error
 	int r = yaml_parse(text, len, &docs, &n, err);
 	if (r < 0)
 		return r;
-	if (n == 0)
-		r = error_set(err, EINVAL, "no documents");
-	for (size_t i = 0; i < n && r == 0; i++) {
-		r = object__check_drop_doc(ns, docs[i], err);
-		if (r < 0) {
-			const char *kind = ynode_str(ynode_get(docs[i], "kind"));
-			const char *name = ynode_path_str(docs[i], "metadata.name");
-			error_prefix(err, "document %zu (%s %s, line %d)", i + 1, kind ? kind : "?",
-				     name ? name : "?", docs[i]->line);
+	size_t valid = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct error *derr = NULL;
+		if (object__check_drop_doc(ns, docs[i], &derr) == 0) {
+			valid++;
+			continue;
 		}
+		const char *kind = ynode_str(ynode_get(docs[i], "kind"));
+		const char *name = ynode_path_str(docs[i], "metadata.name");
+		error_prefix(&derr, "document %zu (%s %s, line %d)", i + 1, kind ? kind : "?",
+			     name ? name : "?", docs[i]->line);
+		if (refused)
+			refused(data, derr);
+		error_free(derr);
 	}
 	for (size_t i = 0; i < n; i++)
 		ynode_free(docs[i]);
 	free(docs);
-	return r;
+	if (n == 0)
+		return error_set(err, EINVAL, "no documents");
+	if (valid == 0)
+		return error_set(err, EINVAL, "no document can be filed (%zu refused)", n);
+	return (int)valid;
 }

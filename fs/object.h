@@ -41,8 +41,15 @@ void object_build_clear(struct object_build *b);
 
 /* Checks a drop box file (one or many documents, each a whole object of a
  * known kind with its metadata.name) written at a namespace's top (ns) or at
- * the mount's top (ns NULL), as corral-ctrl will file it. */
-int object_check_drop(const char *ns, const char *text, size_t len, struct error **err);
+ * the mount's top (ns NULL), document by document, as corral-ctrl will file
+ * it (as `kubectl apply -f` applies the documents it can). Each refused
+ * document's error, prefixed "document N (Kind name, line L)", goes to
+ * refused (may be NULL). Returns how many documents are valid; -EINVAL
+ * when none is (or there are none), as for YAML that does not parse;
+ * -EFBIG over OBJECT_MAX_BYTES. */
+int object_check_drop(const char *ns, const char *text, size_t len,
+		      void (*refused)(void *data, const struct error *e), void *data,
+		      struct error **err);
 
 /* The declared form of a stored object, or NULL when the object is not the
  * history's (status-only kinds, controller-owned objects). */

@@ -31,14 +31,12 @@
 #include <fuse_lowlevel.h>
 
 #include "error.h"
-#include "history.h"
 #include "servicerange.h"
 #include "store.h"
 
-#define FS_TTL 3600.0
-#define FS_WORKERS 16 /* requests that write the store at once */
-#define FS_ERRORS_MAX 100
-#define FS_SCRATCH_FILE_MAX (16 << 20)
+#define FS_TTL		     3600.0
+#define FS_WORKERS	     16 /* requests that write the store at once */
+#define FS_SCRATCH_FILE_MAX  (16 << 20)
 #define FS_SCRATCH_TOTAL_MAX (256 << 20)
 
 struct fs;
@@ -58,9 +56,5 @@ void fs_set_service_range(struct fs *fs, const struct servicerange *range);
 /* Starts the notifier once the session exists. */
 int fs_start(struct fs *fs, struct fuse_session *se, struct error **err);
 void fs_free(struct fs *fs);
-
-/* Fills an empty store from the history's last commit (declared objects;
- * status and controller-owned objects are made again by their owners). */
-int fs_restore(struct store *store, struct history *h, struct error **err);
 
 #endif

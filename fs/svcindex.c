@@ -251,3 +251,60 @@ void svcindex_drop(struct svcindex *x, const char *owner, const struct ynode *ol
 	svcindex_settle(x, owner, NULL, old,
 			&(struct svcindex_claim){.ip = -1, .ports = NULL, .nports = 0});
 }
+
+/* ---- the admission hook ---- */
+
+void *svcindex_hook_init(const struct admission_config *cfg)
+{
+	if (cfg && cfg->service_range)
+		return svcindex_new(cfg->service_range);
+	struct servicerange range;
+	servicerange_parse(SERVICERANGE_DEFAULT_CIDR, &range, NULL);
+	return svcindex_new(&range);
+}
+
+void svcindex_hook_fini(void *state)
+{
+	svcindex_free(state);
+}
+
+void svcindex_hook_load(void *state, const struct admission_request *rq)
+{
+	if (rq->obj)
+		svcindex_load(state, rq->owner, rq->obj);
+}
+
+int svcindex_hook_reserve(void *state, struct admission_request *rq, void **claim,
+			  struct error **err)
+{
+	*claim = NULL;
+	if (!rq->obj)
+		return 0; /* a deletion takes nothing */
+	struct svcindex_claim *got = xcalloc(1, sizeof(*got));
+	got->ip = -1;
+	int r = svcindex_reserve(state, rq->owner, rq->name, rq->obj, rq->old, got, err);
+	if (r < 0) {
+		free(got);
+		return r;
+	}
+	*claim = got;
+	return 0;
+}
+
+void svcindex_hook_settle(void *state, const struct admission_request *rq, void *claim)
+{
+	if (!rq->obj) {
+		if (rq->old)
+			svcindex_drop(state, rq->owner, rq->old);
+		return;
+	}
+	svcindex_settle(state, rq->owner, rq->obj, rq->old, claim);
+	free(claim);
+}
+
+void svcindex_hook_unreserve(void *state, const struct admission_request *rq, void *claim)
+{
+	if (claim)
+		svcindex_unreserve(state, rq->owner, claim);
+	free(claim);
+}

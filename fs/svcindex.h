@@ -10,13 +10,17 @@
  * object holds and the stored version did not before the commit (two
  * concurrent writes cannot both take one address), then either settles
  * (frees what the stored version held and the new one does not) or gives
- * the reservation back. Thread-safe: writes run on many workers. */
+ * the reservation back. Thread-safe: writes run on many workers.
+ *
+ * corral-fs runs it as its first admission hook (admission.h): the
+ * svcindex_hook_* functions below are that hook's callbacks. */
 #ifndef CORRAL_FS_SVCINDEX_H
 #define CORRAL_FS_SVCINDEX_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admission.h"
 #include "error.h"
 #include "servicerange.h"
 #include "ynode.h"
@@ -54,5 +58,16 @@ void svcindex_settle(struct svcindex *x, const char *owner, const struct ynode *
 		     const struct ynode *old, struct svcindex_claim *got);
 /* The Service old was deleted: frees what it held. */
 void svcindex_drop(struct svcindex *x, const char *owner, const struct ynode *old);
+
+/* The admission hook "service-addresses": its state is a struct svcindex
+ * over cfg's service range (the default range without one); a deletion
+ * frees what the deleted Service held when it settles. */
+void *svcindex_hook_init(const struct admission_config *cfg);
+void svcindex_hook_fini(void *state);
+void svcindex_hook_load(void *state, const struct admission_request *rq);
+int svcindex_hook_reserve(void *state, struct admission_request *rq, void **claim,
+			  struct error **err);
+void svcindex_hook_settle(void *state, const struct admission_request *rq, void *claim);
+void svcindex_hook_unreserve(void *state, const struct admission_request *rq, void *claim);
 
 #endif

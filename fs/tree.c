@@ -284,13 +284,15 @@ void tree_forget(struct tree *t, struct node *n, uint64_t nlookup)
 		tree__node_free(t, n);
 }
 
-char *tree_object_key(const struct node *n)
+char *tree_key(const struct node *dir, const char *name)
 {
 	/* <name>.yaml in a kind folder or in namespaces/. */
-	size_t l = strlen(n->name);
-	cleanup_free char *base = xstrndup(n->name, l > 5 ? l - 5 : l);
-	const struct node *dir = n->parent;
-	if (!dir)
-		return NULL;
+	size_t l = strlen(name);
+	cleanup_free char *base = xstrndup(name, l > 5 ? l - 5 : l);
 	return treepath_key(dir->type == NODE_NSROOT ? "namespaces" : dir->name, dir->ns, base);
+}
+
+char *tree_object_key(const struct node *n)
+{
+	return n->parent ? tree_key(n->parent, n->name) : NULL;
 }

@@ -102,6 +102,8 @@ void tree_move(struct tree *t, struct node *n, struct node *dir, const char *nam
 void tree_forget(struct tree *t, struct node *n, uint64_t nlookup);
 /* The store key of an object node ("namespaces/dev/pods/web"), malloc'd. */
 char *tree_object_key(const struct node *n);
+/* The store key of the file name in folder dir, which need not exist yet. */
+char *tree_key(const struct node *dir, const char *name);
 size_t tree_count(struct tree *t);
 
 #endif

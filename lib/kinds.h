@@ -1,6 +1,7 @@
 /* kinds.h: the table of object kinds corral knows: kind name, folder
- * (lower-case plural), accepted apiVersions, scope, and whether declared
- * changes of the kind enter the git history.
+ * (lower-case plural), accepted apiVersions, scope, whether declared
+ * changes of the kind enter the git history, and how corral-fs shows its
+ * files.
  *
  * Each row has a fixed position, named by enum kind_id (the table is built
  * with designated initializers, so a position always names its row). Code
@@ -51,6 +52,9 @@ struct kind_info {
 	const char *api_versions[4]; /* accepted, first is canonical; NULL-ended */
 	bool namespaced;	     /* lives under namespaces/<ns>/ */
 	bool history;		     /* declared changes become commits */
+	unsigned int file_mode;	     /* permission bits of its object files */
+	bool namespace_object;	     /* an object is a namespace: namespaces/<name>.yaml
+				      * and the folder namespaces/<name>/ go together */
 };
 
 const struct kind_info *kinds_by_plural(const char *plural);

@@ -1,4 +1,4 @@
-/* test_validate.c: the kind table (lib/kinds.c) and per-kind validation and
+/* test_fs_validate.c: the kind table (lib/kinds.c) and per-kind validation and
  * defaulting (fs/validate.c): what is accepted, the exact defaults, and one
  * rejection per rule with the field path the message must name. */
 #include <setjmp.h>

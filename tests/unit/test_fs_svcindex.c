@@ -1,4 +1,4 @@
-/* test_svcindex.c: corral-fs's index of the addresses and node ports that
+/* test_fs_svcindex.c: corral-fs's index of the addresses and node ports that
  * Services hold: a clash or an address outside the range refused with
  * Kubernetes' message, updates that keep what they hold, reservations
  * given back, deletes, and the load at start. */

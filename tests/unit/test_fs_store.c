@@ -1,4 +1,4 @@
-/* test_store.c: the LMDB live store, each test in its own mkdtemp folder:
+/* test_fs_store.c: the LMDB live store, each test in its own mkdtemp folder:
  * put, get and delete; resourceVersion conflicts; the revision (monotonic,
  * gapless, persisted across close and reopen); the outbox (written in the
  * change's transaction, read, trimmed, waited on); group commit under

@@ -1,4 +1,4 @@
-/* test_object.c: object_build(), from what a user wrote to what the store
+/* test_fs_object.c: object_build(), from what a user wrote to what the store
  * keeps. The folder's rules (kind, apiVersion, name from the file name,
  * namespace), optimistic concurrency (resourceVersion, uid), the server's
  * fields carried over from the stored object, generation, the declared

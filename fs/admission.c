@@ -1,0 +1,162 @@
+/* admission.c: the table of corral-fs's admission hooks and the protocol
+ * that runs them (see admission.h). The hooks themselves live with their
+ * state (svcindex.c: Services' addresses and node ports). */
+#include "admission.h"
+#include "svcindex.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const admission__services[] = {"Service", NULL};
+
+static const struct admission_hook admission__table[] = {
+    {
+	.name = "service-addresses",
+	.kinds = admission__services,
+	.init = svcindex_hook_init,
+	.fini = svcindex_hook_fini,
+	.load = svcindex_hook_load,
+	.reserve = svcindex_hook_reserve,
+	.settle = svcindex_hook_settle,
+	.unreserve = svcindex_hook_unreserve,
+    },
+};
+
+const struct admission_hook *admission_default_hooks(size_t *n)
+{
+	*n = ARRAY_SIZE(admission__table);
+	return admission__table;
+}
+
+struct admission__slot {
+	const struct admission_hook *hook;
+	void *state;
+};
+
+struct admission {
+	struct admission__slot *slots; /* in the order they run */
+	size_t n;
+};
+
+struct admission_ticket {
+	size_t n;      /* hooks reserved, the first n that apply */
+	size_t *which; /* their slots */
+	void **claims; /* what each took */
+};
+
+struct admission *admission_new(const struct admission_hook *hooks, size_t n,
+				const struct admission_config *cfg)
+{
+	struct admission *a = xcalloc(1, sizeof(*a));
+	a->slots = xcalloc(n ? n : 1, sizeof(*a->slots));
+	for (size_t i = 0; i < n; i++) {
+		a->slots[i].hook = &hooks[i];
+		a->slots[i].state = hooks[i].init ? hooks[i].init(cfg) : NULL;
+	}
+	a->n = n;
+	return a;
+}
+
+void admission_free(struct admission *a)
+{
+	if (!a)
+		return;
+	for (size_t i = a->n; i-- > 0;)
+		if (a->slots[i].hook->fini)
+			a->slots[i].hook->fini(a->slots[i].state);
+	free(a->slots);
+	free(a);
+}
+
+static bool admission__applies(const struct admission_hook *h, const struct kind_info *k)
+{
+	if (!h->kinds)
+		return true;
+	for (const char *const *kp = h->kinds; *kp; kp++)
+		if (k && strcmp(*kp, k->kind) == 0)
+			return true;
+	return false;
+}
+
+bool admission_applies(const struct admission *a, const struct kind_info *k)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		if (admission__applies(a->slots[i].hook, k))
+			return true;
+	return false;
+}
+
+bool admission_wants_load(const struct admission *a, const struct kind_info *k)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		if (a->slots[i].hook->load && admission__applies(a->slots[i].hook, k))
+			return true;
+	return false;
+}
+
+void admission_load(struct admission *a, const struct admission_request *rq)
+{
+	for (size_t i = 0; a && i < a->n; i++) {
+		const struct admission_hook *h = a->slots[i].hook;
+		if (h->load && admission__applies(h, rq->kind))
+			h->load(a->slots[i].state, rq);
+	}
+}
+
+static void admission__ticket_free(struct admission_ticket *t)
+{
+	if (!t)
+		return;
+	free(t->which);
+	free(t->claims);
+	free(t);
+}
+
+void admission_unreserve(struct admission *a, const struct admission_request *rq,
+			 struct admission_ticket *t)
+{
+	for (size_t i = t ? t->n : 0; i-- > 0;) {
+		const struct admission__slot *s = &a->slots[t->which[i]];
+		if (s->hook->unreserve)
+			s->hook->unreserve(s->state, rq, t->claims[i]);
+	}
+	admission__ticket_free(t);
+}
+
+void admission_settle(struct admission *a, const struct admission_request *rq,
+		      struct admission_ticket *t)
+{
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct admission__slot *s = &a->slots[t->which[i]];
+		if (s->hook->settle)
+			s->hook->settle(s->state, rq, t->claims[i]);
+	}
+	admission__ticket_free(t);
+}
+
+int admission_reserve(struct admission *a, struct admission_request *rq,
+		      struct admission_ticket **t, struct error **err)
+{
+	struct admission_ticket *tk = xcalloc(1, sizeof(*tk));
+	size_t n = a ? a->n : 0;
+	tk->which = xcalloc(n ? n : 1, sizeof(*tk->which));
+	tk->claims = xcalloc(n ? n : 1, sizeof(*tk->claims));
+	for (size_t i = 0; i < n; i++) {
+		const struct admission__slot *s = &a->slots[i];
+		if (!admission__applies(s->hook, rq->kind))
+			continue;
+		void *claim = NULL;
+		int r = s->hook->reserve ? s->hook->reserve(s->state, rq, &claim, err) : 0;
+		if (r < 0) {
+			admission_unreserve(a, rq, tk);
+			*t = NULL;
+			return r;
+		}
+		tk->which[tk->n] = i;
+		tk->claims[tk->n] = claim;
+		tk->n++;
+	}
+	*t = tk;
+	return 0;
+}

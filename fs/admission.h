@@ -1,0 +1,114 @@
+/* admission.h: the admission hooks of corral-fs's write path, the checks
+ * that look at other objects than the one written (the Service address
+ * and nodePort index today; ResourceQuota, LimitRange, ServiceAccount and
+ * StorageClass defaults, PriorityClass values next). A write is parsed,
+ * validated against its kind and defaulted (object_build()), then passed
+ * through every hook that applies to its kind, in table order, then
+ * stored (write.h). Only the write path may refuse a write.
+ *
+ * The protocol, for each write or deletion:
+ *
+ *   reserve   before the store write. The hook checks the request against
+ *             its state and takes what the new object holds (an address, a
+ *             share of a quota) so that two concurrent writes cannot both
+ *             take the last of it. It may refuse: -errno (EINVAL, or
+ *             EACCES for a forbidden write) and an error whose message,
+ *             in Kubernetes' wording, reaches .errors (the errno reaches
+ *             the writer's close or rename); then nothing is stored. What it took it
+ *             keeps in *claim, handed back to settle or unreserve.
+ *             A hook may change rq->obj (a mutating hook: defaults, a
+ *             value taken from another object); it then sets rq->changed
+ *             and the write path declares the changed object to the
+ *             history.
+ *   settle    after the store committed the change: the hook makes it
+ *             its state's (frees what the old object held and the new one
+ *             does not). Cannot fail.
+ *   unreserve when the store write failed, or is to be retried (another
+ *             write got in between: the object is built again on what
+ *             that one stored and reserved again), or a later hook
+ *             refused: gives back what reserve took. Cannot fail.
+ *
+ * Exactly one of settle and unreserve follows every reserve that returned
+ * 0, with the same request and claim. When a hook refuses, the hooks
+ * before it are unreserved, last first. A deletion reaches the hooks too,
+ * with rq->obj NULL and rq->old the stored object.
+ *
+ * At start, load is called (when set) with every stored object of the
+ * hook's kinds, rq->old NULL, unchecked, so that the hook's state is the
+ * store's.
+ *
+ * Hooks run on many worker threads at once: each keeps its own state
+ * thread-safe. They do no I/O on the mount and never block on another
+ * write. */
+#ifndef CORRAL_FS_ADMISSION_H
+#define CORRAL_FS_ADMISSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "kinds.h"
+#include "servicerange.h"
+#include "ynode.h"
+
+/* One write (or deletion) as the hooks see it. */
+struct admission_request {
+	const struct kind_info *kind;
+	const char *ns;		 /* NULL: cluster-scoped */
+	const char *name;	 /* metadata.name */
+	const char *owner;	 /* "ns/name" ("/name" when cluster-scoped) */
+	struct ynode *obj;	 /* the object to store; NULL: a deletion */
+	const struct ynode *old; /* the stored object; NULL: a create */
+	bool changed;		 /* out: a hook changed obj */
+};
+
+/* What the hooks are made from. */
+struct admission_config {
+	const struct servicerange *service_range; /* Services' addresses */
+};
+
+struct admission_hook {
+	const char *name;				   /* "service-addresses": for the log */
+	const char *const *kinds;			   /* the kinds it applies to, NULL-ended;
+							      NULL: every kind */
+	void *(*init)(const struct admission_config *cfg); /* its state */
+	void (*fini)(void *state);
+	void (*load)(void *state, const struct admission_request *rq); /* may be NULL */
+	int (*reserve)(void *state, struct admission_request *rq, void **claim, struct error **err);
+	void (*settle)(void *state, const struct admission_request *rq, void *claim);
+	void (*unreserve)(void *state, const struct admission_request *rq, void *claim);
+};
+
+/* corral-fs's hooks, in the order they run: adding a hook is one row of
+ * this table (admission.c). */
+const struct admission_hook *admission_default_hooks(size_t *n);
+
+struct admission;
+/* What one write's reserve took, hook by hook. */
+struct admission_ticket;
+
+/* Instantiates hooks (n of them, run in this order) with cfg. */
+struct admission *admission_new(const struct admission_hook *hooks, size_t n,
+				const struct admission_config *cfg);
+void admission_free(struct admission *a);
+/* Whether any hook applies to kind k (a may be NULL: none does). */
+bool admission_applies(const struct admission *a, const struct kind_info *k);
+/* Whether a hook applies to kind k and wants its stored objects at start. */
+bool admission_wants_load(const struct admission *a, const struct kind_info *k);
+void admission_load(struct admission *a, const struct admission_request *rq);
+
+/* Reserves for every hook that applies to rq->kind, in order. On a refusal
+ * returns its -errno and error, having unreserved the hooks before it, and
+ * *t is NULL. On success *t (never NULL) goes to settle or unreserve. a may
+ * be NULL: no hooks. */
+int admission_reserve(struct admission *a, struct admission_request *rq,
+		      struct admission_ticket **t, struct error **err);
+/* The change is stored: every hook reserved settles; frees t. */
+void admission_settle(struct admission *a, const struct admission_request *rq,
+		      struct admission_ticket *t);
+/* The change is not stored: every hook reserved gives back, last first;
+ * frees t. */
+void admission_unreserve(struct admission *a, const struct admission_request *rq,
+			 struct admission_ticket *t);
+
+#endif

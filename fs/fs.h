@@ -1,0 +1,67 @@
+/* fs.h: corral-fs's context, shared by the files that serve the mount
+ * (ops.c: the FUSE handlers; namespace.c: namespace lifecycle). Nothing
+ * outside fs/ includes it, and nothing in it does I/O under the tree
+ * lock. */
+#ifndef CORRAL_FS_FS_H
+#define CORRAL_FS_FS_H
+
+#include "ops.h"
+
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#include "admission.h"
+#include "errors.h"
+#include "notifier.h"
+#include "tree.h"
+#include "workers.h"
+#include "write.h"
+
+struct fs {
+	struct tree *tree;
+	struct store *store;
+	struct fuse_session *se;
+	char *gitdir;
+	char *log_dir;		     /* where containers' output is: /var/log/pods */
+	struct servicerange range;   /* Services' addresses */
+	struct admission *admission; /* the write path's hooks */
+	struct errors *errors;	     /* .errors */
+	uint64_t errors_ino;
+	struct notifier *notifier; /* invalidations outside the request */
+	struct workers *workers;   /* requests that write the store */
+	atomic_size_t scratch_bytes;
+	char hostname[256];
+
+	pthread_mutex_t author_lock;
+	char *author; /* the last writer's name, and uid */
+	uid_t author_uid;
+};
+
+#define FS_LOCK_R(fs) pthread_rwlock_rdlock(tree_lock((fs)->tree))
+#define FS_LOCK_W(fs) pthread_rwlock_wrlock(tree_lock((fs)->tree))
+#define FS_UNLOCK(fs) pthread_rwlock_unlock(tree_lock((fs)->tree))
+
+/* Takes the tree lock for writing and looks ino up afresh: after work
+ * done without the lock (the store, the disk), the node may have gone
+ * (NULL) or moved meanwhile. The caller unlocks, found or not. */
+struct node *fs__relock(struct fs *fs, uint64_t ino);
+
+/* "name <name@host>" of the request's user, for the history. */
+char *fs__author(fuse_req_t req, struct fs *fs);
+/* Records a refused write of path in .errors. */
+void fs__reject(struct fs *fs, const char *path, const struct error *e);
+/* The errno a refusal gives the writer. */
+int fs__errno(const struct error *e);
+
+/* Fills e for n and counts the kernel's new reference; needs the lock. */
+void fs__entry(struct node *n, struct fuse_entry_param *e);
+mode_t fs__object_mode(const struct kind_info *k);
+/* Sets an object node's text after a write; write lock. Takes b. */
+void fs__set_content(struct node *n, struct blob *b, uint64_t rv);
+
+/* The write path (write.h) with this mount's store and hooks. */
+int fs__write(struct fs *fs, const struct write_target *t, const char *text, size_t len,
+	      const char *author, struct blob **out, uint64_t *rv, struct error **err);
+int fs__delete(struct fs *fs, const struct write_target *t, const char *author, struct error **err);
+
+#endif

@@ -1,0 +1,163 @@
+/* namespace.c: see namespace.h. */
+#include "namespace.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void namespace_ensure_kinds(struct fs *fs, struct node *nsdir)
+{
+	for (size_t i = 0; i < kinds_count(); i++) {
+		const struct kind_info *k = kinds_at(i);
+		if (!k->namespaced || tree_child(fs->tree, nsdir, k->plural))
+			continue;
+		struct node *d = tree_add(fs->tree, nsdir, k->plural, NODE_KIND, S_IFDIR | 0755);
+		d->kind = k;
+	}
+	if (!tree_child(fs->tree, nsdir, "logs"))
+		tree_add(fs->tree, nsdir, "logs", NODE_LOGS, S_IFDIR | 0555);
+}
+
+struct node *namespace_add(struct fs *fs, const char *name)
+{
+	struct node *nsroot = tree_child(fs->tree, tree_root(fs->tree), "namespaces");
+	struct node *d = tree_child(fs->tree, nsroot, name);
+	if (!d) {
+		d = tree_add(fs->tree, nsroot, name, NODE_NS, S_IFDIR | 0755);
+		d->ns = xstrdup(name);
+	}
+	namespace_ensure_kinds(fs, d);
+	return d;
+}
+
+/* The kind of namespaces/<name>.yaml. */
+static const struct kind_info *namespace__kind(struct fs *fs)
+{
+	return tree_child(fs->tree, tree_root(fs->tree), "namespaces")->kind;
+}
+
+int namespace_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+{
+	struct fs *fs = fuse_req_userdata(req);
+	FS_LOCK_W(fs);
+	struct node *dir = tree_by_ino(fs->tree, parent);
+	if (!dir) {
+		FS_UNLOCK(fs);
+		return ENOENT;
+	}
+	if (tree_child(fs->tree, dir, name)) {
+		FS_UNLOCK(fs);
+		return EEXIST;
+	}
+	if (dir->type == NODE_NS) {
+		const struct kind_info *k = kinds_by_plural(name);
+		if (k && k->namespaced) {
+			namespace_ensure_kinds(fs, dir);
+			fs__entry(tree_child(fs->tree, dir, name), e);
+			FS_UNLOCK(fs);
+			return 0;
+		}
+	}
+	if (dir->type != NODE_NSROOT) {
+		FS_UNLOCK(fs);
+		return EPERM;
+	}
+	const struct kind_info *k = namespace__kind(fs);
+	FS_UNLOCK(fs);
+
+	/* mkdir namespaces/NAME declares the Namespace NAME. */
+	cleanup_free char *text =
+	    xasprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: '%s'\n", name);
+	cleanup_free char *key = xasprintf("namespaces/%s", name);
+	cleanup_free char *author = fs__author(req, fs);
+	struct write_target t = {.kind = k, .name = name, .key = key};
+	struct error *err = NULL;
+	struct blob *b = NULL;
+	uint64_t rv = 0;
+	struct store_record rec = {0};
+	if (store_get(fs->store, key, &rec, NULL) == 0) {
+		/* Declared already (by a Namespace file): just the folder. */
+		b = blob_new(rec.yaml, rec.len);
+		rv = rec.rv;
+		store_record_clear(&rec);
+	} else if (fs__write(fs, &t, text, strlen(text), author, &b, &rv, &err) < 0) {
+		int ec = fs__errno(err);
+		fs__reject(fs, key, err);
+		error_free(err);
+		return ec;
+	}
+	cleanup_free char *fname = xasprintf("%s.yaml", name);
+	dir = fs__relock(fs, parent);
+	struct node *obj = tree_child(fs->tree, dir, fname);
+	if (!obj) {
+		obj = tree_add(fs->tree, dir, fname, NODE_OBJECT, fs__object_mode(k));
+		obj->kind = k;
+	}
+	fs__set_content(obj, b, rv);
+	struct node *nsdir = namespace_add(fs, name);
+	fs__entry(nsdir, e);
+	FS_UNLOCK(fs);
+	return 0;
+}
+
+/* Whether a namespace folder holds anything but empty kind folders. */
+static bool namespace__busy(const struct node *nsdir)
+{
+	for (const struct node *c = nsdir->first; c; c = c->next)
+		if ((c->type != NODE_KIND && c->type != NODE_LOGS) ||
+		    (c->type == NODE_KIND && c->nkids > 0))
+			return true;
+	return false;
+}
+
+/* The namespaces Kubernetes keeps whatever happens. */
+static bool namespace__protected(const char *name)
+{
+	return strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
+	       strcmp(name, "kube-public") == 0 || strcmp(name, "kube-node-lease") == 0;
+}
+
+int namespace_delete(fuse_req_t req, struct fs *fs, uint64_t nsroot_ino, const char *name)
+{
+	cleanup_free char *key = xasprintf("namespaces/%s", name);
+	if (namespace__protected(name)) {
+		struct error e = {EPERM,
+				  "this namespace is part of every cluster and cannot be deleted"};
+		fs__reject(fs, key, &e);
+		return EPERM;
+	}
+	cleanup_free char *fname = xasprintf("%s.yaml", name);
+	FS_LOCK_R(fs);
+	struct node *nsroot = tree_by_ino(fs->tree, nsroot_ino);
+	struct node *nsdir = nsroot ? tree_child(fs->tree, nsroot, name) : NULL;
+	bool busy = nsdir && namespace__busy(nsdir);
+	const struct kind_info *k = namespace__kind(fs);
+	FS_UNLOCK(fs);
+	if (busy)
+		return ENOTEMPTY;
+	cleanup_free char *author = fs__author(req, fs);
+	struct write_target t = {.kind = k, .name = name, .key = key};
+	struct error *err = NULL;
+	int r = fs__delete(fs, &t, author, &err);
+	if (r < 0 && r != -ENOENT) {
+		int e = fs__errno(err);
+		cleanup_free char *path = xasprintf("namespaces/%s", fname);
+		fs__reject(fs, path, err);
+		error_free(err);
+		return e;
+	}
+	error_free(err);
+	nsroot = fs__relock(fs, nsroot_ino);
+	nsdir = nsroot ? tree_child(fs->tree, nsroot, name) : NULL;
+	if (nsdir) {
+		while (nsdir->first)
+			tree_unlink(fs->tree, nsdir->first);
+		tree_unlink(fs->tree, nsdir);
+	}
+	struct node *obj = nsroot ? tree_child(fs->tree, nsroot, fname) : NULL;
+	if (obj)
+		tree_unlink(fs->tree, obj);
+	FS_UNLOCK(fs);
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* notifier.h: corral-fs's notifier thread, which tells the kernel to
+ * drop cached entries that a handler cannot invalidate itself: the kernel
+ * holds the folder's lock during the request that causes them (a
+ * namespace's folder and its Namespace file leave together), and
+ * fuse_lowlevel_notify_inval_entry() from inside it would deadlock. */
+#ifndef CORRAL_FS_NOTIFIER_H
+#define CORRAL_FS_NOTIFIER_H
+
+#define FUSE_USE_VERSION 35
+#include <fuse_lowlevel.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct notifier;
+
+struct notifier *notifier_new(void);
+/* Starts the thread once the session exists. */
+int notifier_start(struct notifier *x, struct fuse_session *se, struct error **err);
+/* Queues the invalidation of the entry parent/name; never blocks on the
+ * kernel. */
+void notifier_inval_entry(struct notifier *x, uint64_t parent, const char *name);
+/* Stops the thread (queued invalidations are dropped) and frees x. */
+void notifier_free(struct notifier *x);
+
+#endif
