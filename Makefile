@@ -14,32 +14,22 @@ TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
-FS_SRC := $(filter-out fs/main.c,$(wildcard fs/*.c))
-FS_OBJ := $(FS_SRC:%.c=$(B)/%.o)
-SCHED_SRC := $(filter-out sched/main.c,$(wildcard sched/*.c))
-SCHED_OBJ := $(SCHED_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
-BINS := $(B)/corral-fs
-ifneq ($(wildcard ctrl/main.c),)
-BINS += $(B)/corral-ctrl
-endif
-ifneq ($(wildcard sched/main.c),)
-BINS += $(B)/corral-sched
-endif
-ifneq ($(wildcard noded/main.c),)
-BINS += $(B)/corral-noded
-endif
-ifneq ($(wildcard dns/main.c),)
-BINS += $(B)/corral-dns
-endif
-BINS += $(B)/corral-pause $(B)/corral-shim
+# The daemons: folder D holds D/main.c and one file pair per concern;
+# corral-D links them all, and D's unit tests (tests/unit/test_D_*.c) link
+# all but main.o. The programs are one main.c each.
+DAEMONS := fs ctrl sched noded dns
+PROGRAMS := pause shim
+BINS := $(DAEMONS:%=$(B)/corral-%) $(PROGRAMS:%=$(B)/corral-%)
+# Every C folder, for `make format` and the format check of `make check`.
+C_DIRS := lib $(DAEMONS) $(PROGRAMS) tests/unit tests/tools tests/fuzz bench
 
-.PHONY: all deps check unit integration asan fuzz bench install up down lint format clean
+.PHONY: all deps check unit integration asan fuzz bench install up down lint format format-check clean
 
 all: $(BINS) $(UNIT_BIN) $(TOOL_BIN)
 
@@ -54,66 +44,28 @@ $(B)/libcorral.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/corral-fs: $(B)/fs/main.o $(FS_OBJ) $(B)/libcorral.a
+define daemon_rules
+$(1)_OBJ := $$(patsubst %.c,$$(B)/%.o,$$(filter-out $(1)/main.c,$$(wildcard $(1)/*.c)))
+$$(B)/corral-$(1): $$(B)/$(1)/main.o $$($(1)_OBJ) $$(B)/libcorral.a
+	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+$$(B)/tests/test_$(1)_%: tests/unit/test_$(1)_%.c $$($(1)_OBJ) $$(B)/libcorral.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -iquote $(1) -o $$@ $$< $$($(1)_OBJ) $$(B)/libcorral.a $$(LDLIBS) $$(TEST_LDLIBS)
+endef
+$(foreach d,$(DAEMONS),$(eval $(call daemon_rules,$(d))))
+
+$(PROGRAMS:%=$(B)/corral-%): $(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
-	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(patsubst %.c,$(B)/%.o,$(filter-out $*/main.c,$(wildcard $*/*.c))) $(B)/libcorral.a $(LDLIBS)
-
-# corral-sched: the pattern rule above would link sched/*.o without building
-# them; its unit tests (test_sched_*) link them too, all but main.o.
-$(B)/corral-sched: $(B)/sched/main.o $(SCHED_OBJ) $(B)/libcorral.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-
-$(B)/tests/test_sched_%: tests/unit/test_sched_%.c $(SCHED_OBJ) $(B)/libcorral.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -iquote sched -o $@ $< $(SCHED_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
-
-# corral-fs's unit tests (test_fs_*) link its objects, all but main.o;
-# the other plain test_* test lib/ and link libcorral.a alone.
-$(B)/tests/test_fs_%: tests/unit/test_fs_%.c $(FS_OBJ) $(B)/libcorral.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -iquote fs -o $@ $< $(FS_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
-
+# lib's unit tests (tests/unit/test_<module>.c) link the library alone.
 $(B)/tests/test_%: tests/unit/test_%.c $(B)/libcorral.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
 
-# corral-noded: the pattern rule above links noded/*.o without building
-# them, so its objects are named here; its unit tests (test_noded_*) link
-# them too, all but main.o.
-NODED_OBJ := $(patsubst %.c,$(B)/%.o,$(filter-out noded/main.c,$(wildcard noded/*.c)))
-$(B)/corral-noded: $(B)/noded/main.o $(NODED_OBJ) $(B)/libcorral.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-
-$(B)/tests/test_noded_%: tests/unit/test_noded_%.c $(NODED_OBJ) $(B)/libcorral.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -iquote noded -o $@ $< $(NODED_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
-
 # proxy-run drives noded's service proxy alone: it links noded's objects.
-$(B)/tests/tools/proxy-run: tests/tools/proxy-run.c $(NODED_OBJ) $(B)/libcorral.a
+$(B)/tests/tools/proxy-run: tests/tools/proxy-run.c $(noded_OBJ) $(B)/libcorral.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -iquote noded -o $@ $< $(NODED_OBJ) $(B)/libcorral.a $(LDLIBS)
-
-# corral-ctrl: the same for ctrl/; its unit tests (test_ctrl_*) link its
-# objects, all but main.o.
-CTRL_OBJ := $(patsubst %.c,$(B)/%.o,$(filter-out ctrl/main.c,$(wildcard ctrl/*.c)))
-$(B)/corral-ctrl: $(B)/ctrl/main.o $(CTRL_OBJ) $(B)/libcorral.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-
-$(B)/tests/test_ctrl_%: tests/unit/test_ctrl_%.c $(CTRL_OBJ) $(B)/libcorral.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -iquote ctrl -o $@ $< $(CTRL_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
-
-# corral-dns: the same for dns/; its unit tests (test_dns_*) link its
-# objects, all but main.o.
-DNS_OBJ := $(patsubst %.c,$(B)/%.o,$(filter-out dns/main.c,$(wildcard dns/*.c)))
-$(B)/corral-dns: $(B)/dns/main.o $(DNS_OBJ) $(B)/libcorral.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-
-$(B)/tests/test_dns_%: tests/unit/test_dns_%.c $(DNS_OBJ) $(B)/libcorral.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -iquote dns -o $@ $< $(DNS_OBJ) $(B)/libcorral.a $(LDLIBS) $(TEST_LDLIBS)
+	$(CC) $(CFLAGS) -iquote noded -o $@ $< $(noded_OBJ) $(B)/libcorral.a $(LDLIBS)
 
 $(B)/tests/tools/%: tests/tools/%.c $(B)/libcorral.a
 	@mkdir -p $(dir $@)
@@ -161,7 +113,11 @@ lint:
 	mandoc -Tlint -Wwarning man/*.[578]
 
 format:
-	clang-format -i lib/*.[ch] fs/*.[ch] noded/*.[ch] pause/*.c shim/*.c tests/unit/*.c
+	clang-format -i $(wildcard $(C_DIRS:%=%/*.[ch]))
+
+# Fails, naming each file, where a source is not as .clang-format writes it.
+format-check:
+	@clang-format --dry-run -Werror $(wildcard $(C_DIRS:%=%/*.[ch]))
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -4,7 +4,7 @@
  *   hollow (hollow.c)  runs nothing: every container of a bound pod is
  *                      reported running and ready at once (kubemark's
  *                      hollow kubelet), for scale tests.
- *   nspawn (runtime.c) a pause process per pod holding its namespaces and
+ *   nspawn (nspawn.c)  a pause process per pod holding its namespaces and
  *                      one systemd-nspawn per container (DESIGN.md, "Nodes
  *                      and pods").
  *

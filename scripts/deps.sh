@@ -3,7 +3,7 @@
 set -e
 PKGS="gcc make pkg-config libfuse3-dev fuse3 libyaml-dev libinih-dev libgit2-dev
 liblmdb-dev libcmocka-dev systemd-container git inotify-tools mandoc vim
-rsync nftables iproute2 busybox-static clang procps psmisc util-linux file
+rsync nftables iproute2 busybox-static clang clang-format procps psmisc util-linux file
 bind9-dnsutils dnsperf dnsmasq-base curl python3"
 missing=""
 for p in $PKGS; do

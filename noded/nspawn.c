@@ -1,4 +1,4 @@
-/* runtime.c: the real runtime. A pod is a corral-pause process holding its
+/* nspawn.c: the systemd-nspawn runtime. A pod is a corral-pause process holding its
  * network, IPC and UTS namespaces (with a veth on the node's bridge, see
  * net.h) and one systemd-nspawn per container, joined to the pause's
  * network namespace, its root an overlay of its own over the image folder,
