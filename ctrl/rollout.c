@@ -6,6 +6,7 @@
  *
  * This file must never read or write anything but its arguments. */
 #include "rollout.h"
+#include "fnv.h"
 #include "obj.h"
 #include "util.h"
 
@@ -423,11 +424,7 @@ void rollout_cleanup(const struct rollout_params *p, struct rollout_rs *rs, size
 
 static void rollout__fnv(uint32_t *h, const void *p, size_t len)
 {
-	const unsigned char *b = p;
-	for (size_t i = 0; i < len; i++) {
-		*h ^= b[i];
-		*h *= 16777619u;
-	}
+	*h = fnv1a32_add(*h, p, len);
 }
 
 static int rollout__cmp_keys(const void *a, const void *b, void *arg)
@@ -485,7 +482,7 @@ static struct ynode *rollout__without_hash(const struct ynode *tmpl)
 char *rollout_template_hash(const struct ynode *tmpl, long long collision)
 {
 	cleanup_ynode struct ynode *t = rollout__without_hash(tmpl);
-	uint32_t h = 2166136261u;
+	uint32_t h = FNV1A32_BASIS;
 	rollout__hash_node(&h, t);
 	if (collision >= 0) {
 		unsigned char b[8] = {0};

@@ -17,6 +17,7 @@
 #include "names.h"
 #include "quantity.h"
 #include "selector.h"
+#include "strmap.h"
 #include "util.h"
 #include "validate_impl.h"
 
@@ -704,24 +705,9 @@ struct ynode *v_check_str_list(struct vctx *c, const struct ynode *m, const char
 
 /* ---- string sets ------------------------------------------------------ */
 
-static size_t strset_hash(const char *s)
-{
-	size_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 bool v_strset_has(const struct strset *set, const char *s)
 {
-	if (!set->cap)
-		return false;
-	for (size_t i = strset_hash(s) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
-		if (!set->slot[i])
-			return false;
-		if (strcmp(set->slot[i], s) == 0)
-			return true;
-	}
+	return set->m && strmap_has(set->m, s);
 }
 
 /* Returns false when s was already there. */
@@ -729,48 +715,24 @@ bool v_strset_add(struct strset *set, const char *s)
 {
 	if (v_strset_has(set, s))
 		return false;
-	if (2 * (set->n + 1) > set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 16;
-		const char **slot = xcalloc(cap, sizeof(char *));
-		for (size_t i = 0; i < set->cap; i++) {
-			if (!set->slot[i])
-				continue;
-			size_t j = strset_hash(set->slot[i]) & (cap - 1);
-			while (slot[j])
-				j = (j + 1) & (cap - 1);
-			slot[j] = set->slot[i];
-		}
-		free(set->slot);
-		set->slot = slot;
-		set->cap = cap;
-	}
-	size_t i = strset_hash(s) & (set->cap - 1);
-	while (set->slot[i])
-		i = (i + 1) & (set->cap - 1);
-	set->slot[i] = s;
-	set->n++;
+	if (!set->m)
+		set->m = strmap_new();
+	strmap_set(set->m, s, NULL);
 	return true;
 }
 
-/* Like v_strset_add, but the set takes s (malloc'd) and frees it. */
+/* Like v_strset_add, for a malloc'd s the set frees (the map keeps a copy). */
 bool v_strset_add_owned(struct strset *set, char *s)
 {
-	if (v_strset_has(set, s)) {
-		free(s);
-		return false;
-	}
-	set->owned = xrealloc(set->owned, (set->nowned + 1) * sizeof(char *));
-	set->owned[set->nowned++] = s;
-	return v_strset_add(set, s);
+	bool added = v_strset_add(set, s);
+	free(s);
+	return added;
 }
 
 void v_strset_free(struct strset *set)
 {
-	for (size_t i = 0; i < set->nowned; i++)
-		free(set->owned[i]);
-	free(set->owned);
-	free(set->slot);
-	memset(set, 0, sizeof(*set));
+	strmap_free(set->m, NULL);
+	set->m = NULL;
 }
 
 /* ---- maps of strings: labels, annotations, selectors, data ----------- */

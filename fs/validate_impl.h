@@ -70,13 +70,12 @@ struct intstr {
 	const char *s;
 };
 
-/* Open-addressing set of borrowed strings, for duplicate checks that must
- * stay linear however long the list a document carries. */
+/* A set of strings for duplicate checks that must stay linear however
+ * long the list a document carries: lib's strmap (which copies its keys),
+ * made on the first add so that a zeroed set is an empty one. */
+struct strmap;
 struct strset {
-	const char **slot;
-	size_t cap, n;
-	char **owned; /* strings the set was given to keep */
-	size_t nowned;
+	struct strmap *m;
 };
 
 #define cleanup_strset __attribute__((cleanup(v_strset_free)))

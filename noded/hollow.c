@@ -5,6 +5,7 @@
  * running: hollow nodes measure the scheduler and controllers, not
  * lifecycles. Container IDs derive from the pod's uid and the container's
  * name, so that a restarted agent reports the same containers. */
+#include "fnv.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -25,13 +26,9 @@ static bool hollow__ready(struct runtime *rt, const char **reason, const char **
 
 static uint64_t hollow__fnv(const char *a, const char *b)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const char *s = a; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	h = (h ^ '/') * 0x100000001b3ull;
-	for (const char *s = b; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
+	uint64_t h = fnv1a_add(FNV1A_BASIS, a, strlen(a));
+	h = fnv1a_add(h, "/", 1);
+	return fnv1a_add(h, b, strlen(b));
 }
 
 static void hollow__fill(struct pod_container_report *c, const char *uid, bool init)
