@@ -25,6 +25,7 @@
 #include "util.h"
 #include "workqueue.h"
 #include "write.h"
+#include "treepath.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -555,7 +556,7 @@ static void depc__apply(struct depc *dc, const char *key, const struct ynode *d,
 			ynode_set(ynode_get_map(fresh, "spec"), "replicas",
 				  ynode_new_int(r->replicas));
 			cleanup_free char *rkey = obj_key(ns, r->name);
-			cleanup_free char *dir = xasprintf("namespaces/%s/replicasets", ns);
+			cleanup_free char *dir = treepath_folder("replicasets", ns);
 			struct depc__op *op = depc__op_new(dc, key, d, rkey);
 			op->what = "create";
 			op->from = 0;

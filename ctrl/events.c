@@ -11,6 +11,7 @@
 #include "log.h"
 #include "obj.h"
 #include "util.h"
+#include "treepath.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -285,7 +286,7 @@ static void events__emit(struct events *ev, const char *component, const char *a
 	ynode_set(e, "count", ynode_new_int(r->count));
 	ynode_set(e, "reportingComponent", ynode_new_str(component));
 	ynode_set(e, "reportingInstance", ynode_new_str(ev->host));
-	cleanup_free char *dir = xasprintf("namespaces/%s/events", ens);
+	cleanup_free char *dir = treepath_folder("events", ens);
 	log_debug("event %s/%s: %s %s: %s", ens, name, type, reason, msg);
 	writer_create(ev->w, dir, e, WRITER_LOW | WRITER_REPLACE, events__written, ev);
 }

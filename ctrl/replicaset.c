@@ -24,6 +24,7 @@
 #include "util.h"
 #include "workqueue.h"
 #include "write.h"
+#include "treepath.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -485,7 +486,7 @@ static int rsc__sync(void *data, const char *key, struct error **err)
 			want = (long long)batch;
 		if (want > r->burst)
 			want = r->burst;
-		cleanup_free char *dir = xasprintf("namespaces/%s/pods", ns);
+		cleanup_free char *dir = treepath_folder("pods", ns);
 		for (long long i = 0; i < want; i++) {
 			struct ynode *pod = rsc_pod_from_template(set, r->kind, r->api_version);
 			struct rsc__op *op = rsc__op_new(r, key, set, NULL);

@@ -1,7 +1,7 @@
 /* errors.c: see errors.h. */
 #include "errors.h"
 #include "log.h"
-#include "object.h"
+#include "timefmt.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -35,8 +35,8 @@ void errors_free(struct errors *x)
 
 size_t errors_add(struct errors *x, const char *path, const struct error *e)
 {
-	char ts[32];
-	object_timestamp(time(NULL), ts);
+	char ts[RFC3339_SIZE];
+	rfc3339_format(time(NULL), ts);
 	char *line = xasprintf("%s %s: %s\n", ts, path, e ? e->msg : "rejected");
 	log_warn("rejected %s: %s", path, e ? e->msg : "?");
 	pthread_mutex_lock(&x->lock);

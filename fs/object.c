@@ -38,11 +38,6 @@ void object_new_uid(char out[37])
 		 b[12], b[13], b[14], b[15]);
 }
 
-void object_timestamp(int64_t unix_sec, char out[32])
-{
-	rfc3339_format((time_t)unix_sec, out);
-}
-
 static bool object__controller_owned(const struct ynode *obj)
 {
 	return ownerref_controller(obj) != NULL;
@@ -268,7 +263,7 @@ int object_build(struct object_build *b, struct error **err)
 	}
 	const char *ctime = old ? ynode_path_str(old, "metadata.creationTimestamp") : NULL;
 	if (!ctime) {
-		object_timestamp(time(NULL), tbuf);
+		rfc3339_format(time(NULL), tbuf);
 		ctime = tbuf;
 	}
 	ynode_set(md, "creationTimestamp", ynode_new_str(ctime));

@@ -60,7 +60,5 @@ char *object_delete_message(const struct kind_info *k, const char *ns, const cha
 bool object_in_history(const struct kind_info *k, const char *yaml, size_t len);
 /* A new random UUID (version 4) in its text form, 36 characters + NUL. */
 void object_new_uid(char out[37]);
-/* RFC 3339 UTC time, as Kubernetes writes timestamps (rfc3339_format()). */
-void object_timestamp(int64_t unix_sec, char out[32]);
 
 #endif

@@ -13,8 +13,10 @@
 #include "kinds.h"
 #include "log.h"
 #include "logs.h"
+#include "names.h"
 #include "namespace.h"
 #include "object.h"
+#include "treepath.h"
 #include "util.h"
 
 #include <errno.h>
@@ -89,17 +91,10 @@ struct node *fs__relock(struct fs *fs, uint64_t ino)
 
 /* ---- names ---- */
 
-static bool fs__ends_with(const char *s, const char *suffix)
-{
-	size_t l = strlen(s), m = strlen(suffix);
-	return l > m && strcmp(s + l - m, suffix) == 0;
-}
-
-/* Whether name, in a folder that holds objects, names one: "<name>.yaml"
- * that is no editor's or tool's temporary (those begin with '.' or '#'). */
+/* Whether name, in a folder that holds objects, names one (names.h). */
 static bool fs__object_name(const char *name)
 {
-	return fs__ends_with(name, ".yaml") && name[0] != '.' && name[0] != '#';
+	return names_object_file(name, NULL);
 }
 
 static char *fs__base(const char *name)
@@ -1866,25 +1861,19 @@ static int fs__load_one(void *data, const char *key, const struct store_record *
 	struct fs *fs = data;
 	struct node *root = tree_root(fs->tree);
 	struct node *dir = NULL;
-	cleanup_free char *copy = xstrdup(key);
-	char *parts[5];
-	size_t n = 0;
-	for (char *save = NULL, *p = strtok_r(copy, "/", &save); p && n < 5;
-	     p = strtok_r(NULL, "/", &save))
-		parts[n++] = p;
-	const char *name = NULL;
-	if (n == 2 && strcmp(parts[0], "namespaces") == 0) {
-		namespace_add(fs, parts[1]);
-		dir = tree_child(fs->tree, root, "namespaces");
-		name = parts[1];
-	} else if (n == 4 && strcmp(parts[0], "namespaces") == 0) {
-		struct node *nsdir = namespace_add(fs, parts[1]);
-		dir = tree_child(fs->tree, nsdir, parts[2]);
-		name = parts[3];
-	} else if (n == 2) {
-		dir = tree_child(fs->tree, root, parts[0]);
-		name = parts[1];
+	struct treepath tp;
+	if (treepath_parse_key(key, &tp, NULL) == 0) {
+		if (tp.ns) {
+			dir = tree_child(fs->tree, namespace_add(fs, tp.ns), tp.plural);
+		} else {
+			dir = tree_child(fs->tree, root, tp.plural);
+			if (dir && dir->type == NODE_NSROOT)
+				namespace_add(fs, tp.name);
+		}
 	}
+	cleanup_free char *name = tp.name;
+	free(tp.ns);
+	free(tp.plural);
 	if (!dir || !name || (dir->type != NODE_KIND && dir->type != NODE_NSROOT)) {
 		log_warn("store: %s has no place in the tree; left alone", key);
 		return 0;

@@ -5,6 +5,7 @@
 #include "kinds.h"
 #include "log.h"
 #include "object.h"
+#include "treepath.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,23 +29,15 @@ static const struct kind_info *restore__namespace_kind(void)
 static int restore__one(void *data, const char *path, const char *yaml, size_t len)
 {
 	struct restore__state *rs = data;
-	if (strlen(path) <= 5 || strcmp(path + strlen(path) - 5, ".yaml") != 0)
+	struct treepath tp;
+	if (treepath_parse(path, &tp, NULL) < 0)
 		return 0;
-	cleanup_free char *key = xstrndup(path, strlen(path) - 5);
-	cleanup_free char *copy = xstrdup(key);
-	char *parts[5];
-	size_t n = 0;
-	for (char *save = NULL, *p = strtok_r(copy, "/", &save); p && n < 5;
-	     p = strtok_r(NULL, "/", &save))
-		parts[n++] = p;
+	cleanup_free char *ns = tp.ns, *plural = tp.plural, *name = tp.name;
 	const struct kind_info *k = NULL;
-	const char *ns = NULL, *name = NULL;
-	if (n == 2 && strcmp(parts[0], "namespaces") == 0)
-		k = restore__namespace_kind(), name = parts[1];
-	else if (n == 4 && strcmp(parts[0], "namespaces") == 0)
-		k = kinds_by_plural(parts[2]), ns = parts[1], name = parts[3];
-	else if (n == 2)
-		k = kinds_by_plural(parts[0]), name = parts[1];
+	if (!ns && strcmp(plural, "namespaces") == 0)
+		k = restore__namespace_kind();
+	else
+		k = kinds_by_plural(plural);
 	if (!k || (ns && !k->namespaced)) {
 		rs->skipped++;
 		return 0;
@@ -58,6 +51,7 @@ static int restore__one(void *data, const char *path, const char *yaml, size_t l
 		return 0;
 	}
 	/* Already in the history: not queued again. */
+	cleanup_free char *key = treepath_key(plural, ns, name);
 	struct store_change c = {.key = key, .obj = b.obj, .decl_changed = true};
 	int r = store_apply(rs->store, &c, &err);
 	free(c.yaml);

@@ -28,6 +28,7 @@
 #include "container.h"
 #include "exec.h"
 #include "image.h"
+#include "kinds.h"
 #include "log.h"
 #include "loop.h"
 #include "net.h"
@@ -36,6 +37,7 @@
 #include "quantity.h"
 #include "util.h"
 #include "volumes.h"
+#include "treepath.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -577,10 +579,9 @@ static int nspawn__lookup(void *data, const char *plural, const char *name, stru
 		if (r <= 0)
 			return r;
 	}
-	cleanup_free char *path =
-	    strcmp(plural, "persistentvolumes") == 0
-		? xasprintf("%s/%s/%s.yaml", l->rt->mount, plural, name)
-		: xasprintf("%s/namespaces/%s/%s/%s.yaml", l->rt->mount, l->ns, plural, name);
+	const struct kind_info *k = kinds_by_plural(plural);
+	cleanup_free char *rel = treepath_object(plural, k && !k->namespaced ? NULL : l->ns, name);
+	cleanup_free char *path = xasprintf("%s/%s", l->rt->mount, rel);
 	if (objio_read(path, out, err) == 0)
 		return 0;
 	if ((*err)->status == ENOENT) {

@@ -833,18 +833,6 @@ static void test_object__new_uids_are_random_version_4(void **state)
 	assert_string_not_equal(a, b);
 }
 
-static void test_object__timestamps_are_rfc3339_utc(void **state)
-{
-	(void)state;
-	char t[32];
-	object_timestamp(0, t);
-	assert_string_equal(t, "1970-01-01T00:00:00Z");
-	object_timestamp(1767225600, t);
-	assert_string_equal(t, "2026-01-01T00:00:00Z");
-	object_timestamp(1767225600 + 86399, t);
-	assert_string_equal(t, "2026-01-01T23:59:59Z");
-}
-
 static void test_object__build_clear_is_idempotent(void **state)
 {
 	(void)state;
@@ -904,7 +892,6 @@ int main(void)
 	    cmocka_unit_test(test_object__in_history_knows_kinds_and_owners),
 	    cmocka_unit_test(test_object__delete_message_names_kind_and_place),
 	    cmocka_unit_test(test_object__new_uids_are_random_version_4),
-	    cmocka_unit_test(test_object__timestamps_are_rfc3339_utc),
 	    cmocka_unit_test(test_object__build_clear_is_idempotent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
