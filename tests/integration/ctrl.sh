@@ -10,7 +10,7 @@
 # Pods are made ready by tests/tools/fake-kubelet (test scaffolding standing
 # in for corral-sched and a hollow corral-noded); pods labelled hold stay
 # unready.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
 FAKE=$BUILD/tests/tools/fake-kubelet
 CENSUS=$BUILD/tests/tools/pod-census

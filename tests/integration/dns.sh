@@ -8,7 +8,7 @@
 # without one, running as nobody after binding, and a clean stop on SIGTERM.
 #
 # Traffic goes to 127.0.0.1 only, on ports no running cluster uses.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 DNS=${CORRAL_DNS_BIN:-$BUILD/corral-dns}
 [ -x "$DNS" ] || { echo "not ok - no $DNS (run make)"; exit 1; }
 for t in dig curl dnsmasq; do

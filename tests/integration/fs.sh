@@ -1,6 +1,6 @@
 #!/bin/bash
 # corral-fs end to end: real mount, real tools, real git, kill -9.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 start_fs
 P=$M/namespaces/dev
 

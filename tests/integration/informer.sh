@@ -2,7 +2,7 @@
 # lib's informer against a real corral-fs mount: list, then inotify through
 # FUSE for writes, sed -i renames, deletes, an editor's backup rename, and a
 # namespace made after the start.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 DUMP=$BUILD/tests/tools/informer-dump
 [ -x "$DUMP" ] || { echo "not ok - no $DUMP (run make)"; exit 1; }
 start_fs

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The read-only view of containers' output: namespaces/<ns>/logs/<pod>/<container>.log
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 L=$T/podlogs
 mkdir -p "$L"
 start_fs --pod-log-dir "$L"

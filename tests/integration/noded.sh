@@ -4,7 +4,7 @@
 # run with an IP of the node's range, keep it across a restart and give it
 # back when deleted; nodes started together get distinct podCIDRs; a real
 # node without its runtime registers NotReady and says why its pods wait.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
 [ -x "$NODED" ] || { echo "not ok - no corral-noded binary at $NODED (run make)"; exit 1; }
 NPIDS=()

@@ -4,7 +4,7 @@
 # environment, volumes, logs, restarts and back-off, probes, limits and OOM,
 # bad input, two nodes reaching each other, adoption after kill -9, and
 # nothing of a deleted pod left on the host.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$NODED" ] || { echo "not ok - no corral-noded binary at $NODED (run make)"; exit 1; }

@@ -12,7 +12,7 @@
 # (a pod reaching itself through its service), no endpoints refused fast,
 # an endpoints change applied, UDP, an unchanged world not re-applied, and
 # the table gone when proxy-run stops.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 PROXY=$BUILD/tests/tools/proxy-run
 UDP=$BUILD/tests/tools/udp-echo
 BB=/usr/bin/busybox
@@ -44,7 +44,7 @@ in_host() { ip netns exec "$H" "$@"; }
 in_pod() { local n=$1; shift; ip netns exec "crltest-$n-$ID" "$@"; }
 
 # ---- the world -------------------------------------------------------------
-. "$(dirname "$0")/netns.sh"
+. "$(dirname "$0")/../lib/netns.sh"
 netns_host || { echo "not ok - ip netns add $H"; exit 1; }
 in_host ip addr add "$NODE_IP/32" dev lo
 

@@ -6,7 +6,7 @@
 # schedulers at once that never both bind a pod, and leader election (only
 # the lease holder binds; another takes over after kill -9). SCHED_TEST_LOGS=DIR keeps
 # the schedulers' logs there; CORRAL_SCHED_BIN picks another binary (ASan).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
 [ -x "$SCHED" ] || { echo "not ok - no corral-sched binary at $SCHED (run make)"; exit 1; }
 SPIDS=()

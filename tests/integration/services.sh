@@ -12,7 +12,7 @@
 # endpoints and frees its address; a restart of corral-ctrl keeps every
 # allocation and hands out no duplicate; a restart of corral-fs still
 # refuses a clash (its index is rebuilt from the store).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
 NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}

@@ -6,7 +6,7 @@
 # probe fails leaves the endpoints and the proxy's rules; a service without
 # endpoints refuses at once; pods reach services by name through kube-dns
 # (corral-dns behind the proxy, as their resolv.conf says).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
