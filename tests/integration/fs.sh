@@ -252,7 +252,8 @@ mkdir "$M/namespaces/burst"
 	sed "s/name: myweb$/name: b$i/" "$T/pod.yaml" >"$M/namespaces/burst/pods/b$i.yaml" && echo "b$i"
 done) >"$T/acked" 2>/dev/null &
 W=$!
-sleep 1
+# in the middle of the stream: once some writes are acknowledged
+wait_for 20 sh -c "[ \$(wc -l <'$T/acked') -ge 20 ]" || fail "kill -9: a stream of writes is under way"
 kill9_fs
 wait $W 2>/dev/null
 acked=$(wc -l <"$T/acked")
@@ -280,5 +281,13 @@ pod afterrestore >"$M/namespaces/dev/pods/afterrestore.yaml"
 if wait_for 10 sh -c "git --git-dir='$S/history.git' log -3 --format=%B | grep -q 'create pod dev/afterrestore'"; then
 	ok "a write after --restore reaches the history"
 else fail "a write after --restore reaches the history"; fi
+# kill -9 in the middle of a commit leaves the ref's lock file behind
+stop_fs
+: >"$S/history.git/refs/heads/main.lock"
+start_fs
+pod afterlock >"$M/namespaces/dev/pods/afterlock.yaml"
+if wait_history 10 "$(obj_rev "$M/namespaces/dev/pods/afterlock.yaml")"; then
+	ok "the history goes on after a writer died holding its ref's lock"
+else fail "the history goes on after a writer died holding its ref's lock (at $(history_rev))"; fi
 
 [ "$FAILS" = 0 ]
