@@ -42,19 +42,6 @@ refute() { local what=$1; shift; if "$@" >/dev/null 2>&1; then fail "$what"; els
 # Its arguments are expanded once, by the caller: a value that changes over
 # time belongs inside cmd (a function, or sh -c '...'), never in "$(...)".
 wait_for() { local s=$1; shift; for _ in $(seq $((s * 20))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
-# wait_eq SECS WANT cmd...: until cmd's output is WANT, cmd run anew each
-# time; the last output is left in GOT (for the message of a failure).
-GOT=
-wait_eq() {
-	local s=$1 want=$2
-	shift 2
-	for _ in $(seq $((s * 20))); do
-		GOT=$("$@" 2>/dev/null)
-		[ "$GOT" = "$want" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 start_fs() {
 	"$FS_BIN" -f --state "$S" "$@" "$M" >>"$T/fs.log" 2>&1 &
