@@ -65,7 +65,7 @@ for _ in $(seq 100); do [ -d "$M/namespaces" ] && break; sleep 0.1; done
 mkdir -p "$M/namespaces/bench"
 D=$M/namespaces/bench
 
-. "$(cd "$(dirname "$0")" && pwd)/../tests/integration/netns.sh"
+. "$(cd "$(dirname "$0")" && pwd)/../tests/lib/netns.sh"
 netns_host || die "ip netns add $H"
 mkpod() { netns_pod "crlbench-$1-$ID" "$1" "$2"; }
 mkpod p1 10.244.0.2

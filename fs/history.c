@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define HISTORY_BATCH 4096	   /* outbox entries per commit at most */
 #define HISTORY_REPACK_EVERY 256   /* commits between incremental repacks */
@@ -51,6 +52,28 @@ static uint64_t history__trailer_rev(const char *msg)
 	return p ? strtoull(p + strlen("\nCorral-Revision: "), NULL, 10) : 0;
 }
 
+/* A writer killed while it moved a ref (kill -9 in the middle of a commit)
+ * leaves the ref's lock file behind, and libgit2 then refuses every later
+ * commit. corral-fs is its history's only writer (DESIGN.md): a lock found
+ * at open is a dead writer's. */
+static void history__drop_stale_locks(struct history *h)
+{
+	const char *target = NULL;
+	git_reference *head = NULL;
+	if (git_reference_lookup(&head, h->repo, "HEAD") == 0 &&
+	    git_reference_type(head) == GIT_REFERENCE_SYMBOLIC)
+		target = git_reference_symbolic_target(head);
+	const char *const refs[] = {"HEAD", "packed-refs", target};
+	for (size_t i = 0; i < sizeof(refs) / sizeof(*refs); i++) {
+		if (!refs[i])
+			continue;
+		cleanup_free char *path = xasprintf("%s/%s.lock", h->gitdir, refs[i]);
+		if (unlink(path) == 0)
+			log_warn("history: removed %s, left by a writer that died", path);
+	}
+	git_reference_free(head);
+}
+
 int history_open(const char *gitdir, struct store *store, struct history **out,
 		 struct error **err)
 {
@@ -81,6 +104,7 @@ int history_open(const char *gitdir, struct store *store, struct history **out,
 	}
 	/* The history holds Secrets: only root may read it. */
 	chmod(gitdir, 0700);
+	history__drop_stale_locks(h);
 	git_commit *head = NULL;
 	git_oid oid;
 	if (git_reference_name_to_id(&oid, h->repo, "HEAD") == 0 &&

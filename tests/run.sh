@@ -1,10 +1,12 @@
 #!/bin/bash
 # Runs every suite and ends with one line: "N passed, N failed".
 #   tests/run.sh [--unit|--integration] BUILD_DIR
-# Unit suites are cmocka binaries (their summary lines are counted).
-# Integration suites are scripts under tests/integration/ that print
-# "ok - what" or "not ok - what" per check; a script that dies without
-# saying "not ok" counts as one failure. Integration tests need root and
+# Unit suites are cmocka binaries, one per tests/unit/test_*.c (their
+# summary lines are counted); one that is missing or not executable is a
+# failure. Integration suites are scripts under tests/integration/ that
+# print "ok - what" or "not ok - what" per check; a script that dies
+# without saying "not ok" counts as one failure, and so does one that
+# cannot run (no run bit, a syntax error). Integration tests need root and
 # /dev/fuse: without them they fail, loudly; they are never skipped.
 set -u
 mode=all
@@ -27,10 +29,20 @@ count_cmocka() {
 	passed=$((passed + p)) failed=$((failed + f))
 }
 
+# cannot_run KIND NAME WHY: a suite that could not even start, one failure.
+cannot_run() {
+	echo "FAIL $2: $3"
+	echo "$1 $2: 0 passed, 1 failed"
+	failed=$((failed + 1))
+}
+
 if [ "$mode" != integration ]; then
-	for t in "$ROOT/$B"/tests/test_*; do
-		[ -x "$t" ] || continue
-		name=$(basename "$t")
+	for src in "$ROOT"/tests/unit/test_*.c; do
+		[ -e "$src" ] || continue
+		name=$(basename "$src" .c)
+		t=$ROOT/$B/tests/$name
+		if [ ! -e "$t" ]; then cannot_run unit "$name" "missing ($B/tests/$name; run make)"; continue; fi
+		if [ ! -x "$t" ]; then cannot_run unit "$name" "not executable"; continue; fi
 		timeout 300 "$t" >"$log" 2>&1
 		count_cmocka "$name" $?
 	done
@@ -38,8 +50,14 @@ fi
 
 if [ "$mode" != unit ]; then
 	for t in "$ROOT"/tests/integration/*.sh; do
-		[ -x "$t" ] || continue
+		[ -e "$t" ] || continue
 		name=$(basename "$t" .sh)
+		if [ ! -x "$t" ]; then cannot_run integration "$name" "not executable"; continue; fi
+		if ! bash -n "$t" >"$log" 2>&1; then
+			cannot_run integration "$name" "syntax error"
+			head -5 "$log"
+			continue
+		fi
 		timeout 600 "$t" >"$log" 2>&1
 		rc=$?
 		p=$(grep -c '^ok ' "$log") f=$(grep -c '^not ok ' "$log")

@@ -10,7 +10,7 @@
 # Pods are made ready by tests/tools/fake-kubelet (test scaffolding standing
 # in for corral-sched and a hollow corral-noded); pods labelled hold stay
 # unready.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
 FAKE=$BUILD/tests/tools/fake-kubelet
 CENSUS=$BUILD/tests/tools/pod-census
@@ -43,6 +43,9 @@ D=$M/namespaces/dev
 count() { ls "$D/$1" 2>/dev/null | grep -c "^$2"; }
 has() { [ "$(count "$1" "$2")" -eq "$3" ]; }
 field() { sed -n "s/^  $2: //p" "$1"; } # a top-level field of a section, e.g. status
+status_field() { sed -n '/^status:/,$p' "$1" | sed -n "s/^  $2: //p"; } # FILE KEY: a field of its status
+# observed FILE: the controller has seen the object's latest spec
+observed() { [ "$(field "$1" generation)" = "$(status_field "$1" observedGeneration)" ]; }
 
 # ---- drop box ----------------------------------------------------------------
 cat >"$T/web.yaml" <<'Y'
@@ -81,6 +84,8 @@ check "the ReplicaSet's status counts ready pods" wait_for 10 grep -q 'readyRepl
 check "the ReplicaSet carries the revision annotation" grep -q "deployment.kubernetes.io/revision: '1'" "$D/replicasets/$RS.yaml"
 check "events: SuccessfulCreate on the ReplicaSet" wait_for 10 sh -c "grep -l 'reason: SuccessfulCreate' '$D'/events/*.yaml | head -1 | grep -q ."
 check "events: ScalingReplicaSet on the Deployment" wait_for 10 sh -c "grep -l 'reason: ScalingReplicaSet' '$D'/events/*.yaml | xargs grep -l 'kind: Deployment' | grep -q ."
+# the history is written behind the store: look once it has caught up
+history_settle
 check "events are not in the history" sh -c "! git --git-dir='$S/history.git' log --name-only --format= | grep -q /events/"
 check "pods and ReplicaSets are not in the history" sh -c "! git --git-dir='$S/history.git' log --name-only --format= | grep -Eq '/(pods|replicasets)/'"
 
@@ -93,7 +98,7 @@ check "... all available" wait_for 15 grep -q '^  availableReplicas: 5' "$D/depl
 "$CENSUS" --image busybox:2 "$M" dev app=web >"$T/census-web.log" 2>&1 &
 CENSUS_PID=$!
 CPIDS+=($CENSUS_PID)
-wait_for 5 grep -q '^5 5 0' "$T/census-web.log"
+wait_for 5 grep -q '^5 5 0' "$T/census-web.log" || fail "pod-census sees the 5 pods"
 check "a template change (sed -i) starts a rollout" sed -i 's/image: busybox$/image: busybox:2/' "$D/deployments/web.yaml"
 check "... a second ReplicaSet" wait_for 15 has replicasets web- 2
 check "... which ends with 5 new pods, all ready" wait_for 30 grep -q '^5 5 5$' "$T/census-web.log"
@@ -103,11 +108,14 @@ check "... never more than 5 + 2 pods at any event" awk '$1 > 7 { bad = 1 } END 
 check "... never fewer than 5 - 1 ready pods at any event" awk '$2 < 4 { bad = 1 } END { exit bad }' "$T/census-web.log"
 check "... and the old ReplicaSet is scaled to 0" wait_for 10 grep -q '^  replicas: 0' "$D/replicasets/$RS.yaml"
 check "the Deployment says the rollout is complete" wait_for 15 grep -q 'reason: NewReplicaSetAvailable' "$D/deployments/web.yaml"
+history_settle
 check "git log shows the Deployment's three declared changes" \
 	sh -c "[ \$(git --git-dir='$S/history.git' log --oneline -- namespaces/dev/deployments/web.yaml | wc -l) = 3 ]"
 
 # ---- rollback through git ----------------------------------------------------
-check "git show REV:path > path rolls back" sh -c "cd '$M' && git show HEAD~1:namespaces/dev/deployments/web.yaml > namespaces/dev/deployments/web.yaml"
+# the Deployment as it was before its last change (HEAD may be another path's)
+REV=$(git --git-dir="$S/history.git" log --format=%H -- namespaces/dev/deployments/web.yaml | sed -n 2p)
+check "git show REV:path > path rolls back" sh -c "cd '$M' && git show $REV:namespaces/dev/deployments/web.yaml > namespaces/dev/deployments/web.yaml"
 check "... to the old ReplicaSet (no third one)" wait_for 30 sh -c "grep -q '^  replicas: 5' '$D/replicasets/$RS.yaml' && [ \$(ls '$D/pods' | grep -c '^$RS-') -eq 5 ] && [ \$(ls '$D/pods' | grep -c '^web-') -eq 5 ]"
 check "... still two ReplicaSets" has replicasets web- 2
 check "... the old ReplicaSet is revision 3, remembering revision 1" \
@@ -126,7 +134,7 @@ spec:
     spec: {containers: [{name: c, image: busybox}]}
 Y
 check "a ReplicaSet of held pods gets its 3 pods" wait_for 10 has pods order- 3
-wait_for 5 sh -c "[ \$(grep -l 'nodeName' '$D'/pods/order-* | wc -l) -eq 3 ]"
+wait_for 5 sh -c "[ \$(grep -l 'nodeName' '$D'/pods/order-* | wc -l) -eq 3 ]" || fail "the 3 held pods are bound"
 READY=$(ls "$D/pods" | grep '^order-' | head -1)
 # mark_ready FILE: what a node agent does, by hand.
 mark_ready() {
@@ -160,7 +168,9 @@ spec:
 Y
 check "a ReplicaSet adopts a matching pod nobody owns" wait_for 10 grep -q 'name: adopt' "$D/pods/stray.yaml"
 check "... and makes only the one pod more it needs" wait_for 10 sh -c "[ \$(ls '$D/pods' | grep -c '^adopt-') -eq 1 ]"
-sleep 0.5
+# once its status counts the two, the ReplicaSet has seen all it made
+adopt_seen() { [ "$(status_field "$D/replicasets/adopt.yaml" replicas)" = 2 ]; }
+wait_for 10 adopt_seen || fail "the ReplicaSet's status counts 2 pods"
 check "... no more" has pods adopt- 1
 check "a pod relabelled out of the selector is released" sed -i 's/app: adopt/app: gone/' "$D/pods/stray.yaml"
 check "... loses its ownerReference" wait_for 10 sh -c "! grep -q ownerReferences '$D/pods/stray.yaml'"
@@ -191,7 +201,7 @@ check "a Recreate Deployment gets its pods" wait_for 15 sh -c "grep -q '^  avail
 "$CENSUS" --image busybox:2 "$M" dev app=rec >"$T/census-rec.log" 2>&1 &
 CENSUS_PID=$!
 CPIDS+=($CENSUS_PID)
-wait_for 5 grep -q '^3 3 0' "$T/census-rec.log"
+wait_for 5 grep -q '^3 3 0' "$T/census-rec.log" || fail "pod-census sees the 3 pods"
 check "a template change recreates" sed -i 's/image: busybox$/image: busybox:2/' "$D/deployments/rec.yaml"
 check "... ending with 3 new pods" wait_for 30 grep -q '^3 3 3$' "$T/census-rec.log"
 kill "$CENSUS_PID" 2>/dev/null
@@ -202,8 +212,8 @@ check "... all old ones were gone first" grep -q '^0 0 0$' "$T/census-rec.log"
 check "paused: true is accepted" sed -i 's/^  replicas: 3/  paused: true\n  replicas: 3/' "$D/deployments/rec.yaml"
 check "... and says so" wait_for 10 grep -q 'reason: DeploymentPaused' "$D/deployments/rec.yaml"
 check "a template change of a paused Deployment" sed -i 's/image: busybox:2/image: busybox:3/' "$D/deployments/rec.yaml"
-sleep 1
-check "... makes no ReplicaSet" has replicasets rec- 2
+check "... is observed" wait_for 10 observed "$D/deployments/rec.yaml"
+check "... and makes no ReplicaSet" has replicasets rec- 2
 check "unpausing rolls it out" sed -i '/^  paused: true/d' "$D/deployments/rec.yaml"
 check "... to a third ReplicaSet" wait_for 15 has replicasets rec- 3
 sed 's/name: web}/name: stuck}/; s/app: web}/app: stuck, hold: "yes"}/; s/{app: web}}/{app: stuck}}/; s/replicas: 3/replicas: 1\n  progressDeadlineSeconds: 2/' "$T/web.yaml" >"$D/deployments/stuck.yaml"
@@ -288,15 +298,13 @@ check "a Deployment with corral.io/orphan: \"true\"" wait_for 15 grep -q '^  ava
 ORS=$(ls "$D/replicasets" | grep '^orph-' | head -1)
 check "... deleted" rm "$D/deployments/orph.yaml"
 check "... orphans its ReplicaSet: no ownerReferences left" wait_for 10 sh -c "! grep -q ownerReferences '$D/replicasets/$ORS'"
-sleep 1
-check "... which stays, with its pods" sh -c "[ -f '$D/replicasets/$ORS' ] && [ \$(ls '$D/pods' | grep -c '^orph-') -eq 3 ]"
-check "... and enters the history as a declared object" wait_for 10 sh -c "git --git-dir='$S/history.git' log --oneline -- 'namespaces/dev/replicasets/$ORS' | grep -q ."
+check "... which enters the history as a declared object" wait_for 10 sh -c "git --git-dir='$S/history.git' log --oneline -- 'namespaces/dev/replicasets/$ORS' | grep -q ."
+check "... and stays, with its pods" sh -c "[ -f '$D/replicasets/$ORS' ] && [ \$(ls '$D/pods' | grep -c '^orph-') -eq 3 ]"
 check "corral-ctrl stops on SIGTERM" kill -TERM "$C1"
 wait "$C1"
 check "... with status 0" test $? = 0
 check "... and hands the lease over" grep -q "holderIdentity: ''" "$M/namespaces/kube-system/leases/corral-ctrl.yaml"
 check "a ReplicaSet deleted while corral-ctrl is down" rm "$D/replicasets/$ORS"
-sleep 0.5
 check "... leaves its pods for now" has pods orph- 3
 OLD_EVENT=$(ls -tr "$D/events" | head -1)
 start_ctrl ctrl2 --event-ttl 20s
@@ -308,8 +316,7 @@ check "... recent ones stay" sh -c "ls '$D/events' | grep -q ."
 # ---- leader election ------------------------------------------------------------
 start_ctrl ctrl3
 C3=$CTRL_PID
-sleep 1
-check "a second corral-ctrl follows" grep -q 'is held by' "$T/ctrl3.log"
+check "a second corral-ctrl follows" wait_for 10 grep -q 'is held by' "$T/ctrl3.log"
 check "... the lease names the first" grep -q "$(sed -n 's/.* as \([^ ]*\).*/\1/p' "$T/ctrl2.log" | head -1)" "$M/namespaces/kube-system/leases/corral-ctrl.yaml"
 kill -9 "$C2"
 check "kill -9 of the leader: the follower takes over within the lease duration" wait_for 10 grep -q 'now leads' "$T/ctrl3.log"

@@ -8,7 +8,7 @@
 # without one, running as nobody after binding, and a clean stop on SIGTERM.
 #
 # Traffic goes to 127.0.0.1 only, on ports no running cluster uses.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 DNS=${CORRAL_DNS_BIN:-$BUILD/corral-dns}
 [ -x "$DNS" ] || { echo "not ok - no $DNS (run make)"; exit 1; }
 for t in dig curl dnsmasq; do
@@ -131,7 +131,7 @@ KS=$M/namespaces/kube-system
 check "the kube-dns Service is created" test -f "$KS/services/kube-dns.yaml"
 check "... with clusterIP 10.96.0.10" grep -q 'clusterIP: 10.96.0.10' "$KS/services/kube-dns.yaml"
 check "... and targetPort the DNS port" sh -c "[ \$(grep -c 'targetPort: $PORT' '$KS/services/kube-dns.yaml') = 2 ]"
-check "... without a selector" refute grep -q selector "$KS/services/kube-dns.yaml"
+refute "... without a selector" grep -q selector "$KS/services/kube-dns.yaml"
 check "its Endpoints hold the node's gateway" wait_for 5 grep -q 'ip: 10.244.3.1' "$KS/endpoints/kube-dns.yaml"
 check "... on ports dns/UDP and dns-tcp/TCP" sh -c "grep -q 'name: dns-tcp' '$KS/endpoints/kube-dns.yaml' && grep -q 'protocol: UDP' '$KS/endpoints/kube-dns.yaml'"
 check "kube-dns.kube-system.svc.cluster.local is 10.96.0.10" is 10.96.0.10 kube-dns.kube-system.svc.cluster.local

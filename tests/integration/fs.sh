@@ -1,6 +1,6 @@
 #!/bin/bash
 # corral-fs end to end: real mount, real tools, real git, kill -9.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 start_fs
 P=$M/namespaces/dev
 
@@ -41,12 +41,15 @@ check "sed -i works" sed -i 's/tomcat-app:v1/tomcat-app:v2/' "$P/pods/myweb.yaml
 check "the edit is visible at once" grep -q 'tomcat-app:v2' "$P/pods/myweb.yaml"
 check "an update keeps the uid" grep -q "uid: $uid" "$P/pods/myweb.yaml"
 commits() { (cd "$M" && git log --oneline -- namespaces/dev/pods/myweb.yaml | wc -l); }
-if wait_for 5 test "$(commits)" = 2; then ok "git log in the mount: one commit per change"; else fail "git log shows $(commits) commits for the pod, want 2"; fi
+# the history is written behind the store: wait for it to reach the edit
+rv=$(obj_rev "$P/pods/myweb.yaml")
+wait_history 10 "$rv" || fail "the history reaches the edit's revision $rv (at $(history_rev))"
+if [ "$(commits)" = 2 ]; then ok "git log in the mount: one commit per change"; else fail "git log shows $(commits) commits for the pod, want 2"; fi
 check "the commit message names the field" sh -c "cd '$M' && git log -1 --format=%s -- namespaces/dev/pods/myweb.yaml | grep -q 'update pod dev/myweb: spec.containers\[0\].image'"
 check "the writing user is the author" sh -c "cd '$M' && git log -1 --format=%an -- namespaces/dev/pods/myweb.yaml | grep -qx root"
 check "history blobs carry no server-set fields" sh -c "cd '$M' && ! git show HEAD:namespaces/dev/pods/myweb.yaml | grep -qE 'uid:|resourceVersion:|creationTimestamp:'"
 sed -i 's/\(image: .*\)/\1/' "$P/pods/myweb.yaml"
-sleep 0.3
+history_settle
 check "a write that changes nothing declared makes no commit" test "$(commits)" = 2
 
 # ---- rejections leave the object as it was ----
@@ -98,13 +101,18 @@ check "vim's save keeps the uid" grep -q "uid: $uid" "$P/pods/myweb.yaml"
 mv "$P/pods/myweb.yaml" "$P/pods/myweb.yaml~" && sed 's/tomcat-app:v3/tomcat-app:v4/' "$P/pods/myweb.yaml~" >"$P/pods/myweb.yaml" && rm "$P/pods/myweb.yaml~"
 check "save by backup-rename keeps the object (same uid)" grep -q "uid: $uid" "$P/pods/myweb.yaml"
 check "... with the new content" grep -q 'tomcat-app:v4' "$P/pods/myweb.yaml"
+# the history as it is once every earlier write has reached it
+history_settle
+base=$(git --git-dir="$S/history.git" rev-parse HEAD)
 for f in 4913 .myweb.yaml.swp 'myweb.yaml~' '#myweb.yaml#' sedAbC123; do echo scratch >"$P/pods/$f"; done
 check "scratch files are kept" test "$(cat "$P/pods/4913")" = scratch
 check "an emacs lock symlink can be made" ln -s 'root@host.1234:0' "$P/pods/.#myweb.yaml"
-n=$(cd "$M" && git log --oneline | wc -l)
 rm -f "$P/pods/4913" "$P/pods/.myweb.yaml.swp" "$P/pods/myweb.yaml~" "$P/pods/#myweb.yaml#" "$P/pods/sedAbC123" "$P/pods/.#myweb.yaml"
-sleep 0.3
-check "scratch files never enter the history" test "$(cd "$M" && git log --oneline | wc -l)" = "$n"
+# since then: the settle mark's commit alone, touching its file alone
+history_settle
+since() { git --git-dir="$S/history.git" rev-list --count "$base..HEAD"; }
+changed() { git --git-dir="$S/history.git" diff --name-only "$base" HEAD; }
+check "scratch files never enter the history" test "$(since) $(changed)" = "1 ${SETTLE#"$M"/}"
 check "scratch files are gone after rm" test "$(ls -A "$P/pods")" = myweb.yaml
 mkdir -p "$T/src"
 pod web1 >"$T/src/web1.yaml"
@@ -136,7 +144,7 @@ check "history.git is for root only (it holds Secrets)" test "$(stat -c %a "$S/h
 # ---- what never enters the history ----
 hist_count() { git --git-dir="$S/history.git" rev-list --count HEAD; }
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: marker0}\ndata: {a: b}\n' >"$P/configmaps/marker0.yaml"
-wait_for 10 sh -c "git --git-dir='$S/history.git' log -3 --format=%B | grep -q 'create configmap dev/marker0'"
+wait_history 10 "$(obj_rev "$P/configmaps/marker0.yaml")" || fail "the history reaches marker0"
 n0=$(hist_count)
 sed '/^spec:/,$d' "$P/pods/web1.yaml" >"$T/st.yaml"
 printf 'status:\n  phase: Running\n' >>"$T/st.yaml"
@@ -165,8 +173,10 @@ check "an Event is accepted" cp "$T/ev.yaml" "$P/events/ev1.yaml"
 printf 'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: l1}\nspec: {holderIdentity: me, leaseDurationSeconds: 15}\n' >"$P/leases/l1.yaml"
 check "a Lease is accepted" grep -q 'holderIdentity: me' "$P/leases/l1.yaml"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: marker}\ndata: {a: b}\n' >"$P/configmaps/marker.yaml"
-wait_for 10 sh -c "git --git-dir='$S/history.git' log -3 --format=%B | grep -q 'create configmap dev/marker$'"
-check "status, controller-owned objects, Events and Leases make no commit" test "$(hist_count)" = "$((n0 + 1))"
+wait_history 10 "$(obj_rev "$P/configmaps/marker.yaml")" || fail "the history reaches marker"
+# one commit since marker0, the marker's alone (not a batch that held more)
+check "status, controller-owned objects, Events and Leases make no commit" \
+	test "$(hist_count) $(git --git-dir="$S/history.git" log -1 --format=%s)" = "$((n0 + 1)) create configmap dev/marker"
 rm -f "$P/pods/owned.yaml" "$P/events/ev1.yaml" "$P/leases/l1.yaml"
 
 # ---- drop boxes: checked at close, kept for corral-ctrl to file ----
@@ -241,7 +251,8 @@ mkdir "$M/namespaces/burst"
 	sed "s/name: myweb$/name: b$i/" "$T/pod.yaml" >"$M/namespaces/burst/pods/b$i.yaml" && echo "b$i"
 done) >"$T/acked" 2>/dev/null &
 W=$!
-sleep 1
+# in the middle of the stream: once some writes are acknowledged
+wait_for 20 sh -c "[ \$(wc -l <'$T/acked') -ge 20 ]" || fail "kill -9: a stream of writes is under way"
 kill9_fs
 wait $W 2>/dev/null
 acked=$(wc -l <"$T/acked")
@@ -249,9 +260,8 @@ start_fs
 lost=0
 while read -r n; do [ -e "$M/namespaces/burst/pods/$n.yaml" ] || lost=$((lost + 1)); done <"$T/acked"
 if [ "$acked" -gt 0 ] && [ "$lost" = 0 ]; then ok "kill -9: all $acked acknowledged writes survive"; else fail "kill -9: $lost of $acked acknowledged writes lost"; fi
-store_rev() { sed -n "s/^  resourceVersion: '\([0-9]*\)'/\1/p" "$M/namespaces/burst/pods/$(tail -1 "$T/acked").yaml"; }
-want=$(store_rev)
-if wait_for 20 sh -c "[ \"\$(git --git-dir='$S/history.git' log -1 --format=%B | sed -n 's/^Corral-Revision: //p')\" -ge $want ]"; then
+want=$(obj_rev "$M/namespaces/burst/pods/$(tail -1 "$T/acked").yaml")
+if wait_history 20 "$want"; then
 	ok "kill -9: the history catches up after the restart"
 else fail "kill -9: history at $(history_rev), want $want"; fi
 inhist=$(git --git-dir="$S/history.git" ls-tree --name-only HEAD namespaces/burst/pods/ | wc -l)
@@ -270,5 +280,13 @@ pod afterrestore >"$M/namespaces/dev/pods/afterrestore.yaml"
 if wait_for 10 sh -c "git --git-dir='$S/history.git' log -3 --format=%B | grep -q 'create pod dev/afterrestore'"; then
 	ok "a write after --restore reaches the history"
 else fail "a write after --restore reaches the history"; fi
+# kill -9 in the middle of a commit leaves the ref's lock file behind
+stop_fs
+: >"$S/history.git/refs/heads/main.lock"
+start_fs
+pod afterlock >"$M/namespaces/dev/pods/afterlock.yaml"
+if wait_history 10 "$(obj_rev "$M/namespaces/dev/pods/afterlock.yaml")"; then
+	ok "the history goes on after a writer died holding its ref's lock"
+else fail "the history goes on after a writer died holding its ref's lock (at $(history_rev))"; fi
 
 [ "$FAILS" = 0 ]

@@ -2,7 +2,7 @@
 # lib's informer against a real corral-fs mount: list, then inotify through
 # FUSE for writes, sed -i renames, deletes, an editor's backup rename, and a
 # namespace made after the start.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 DUMP=$BUILD/tests/tools/informer-dump
 [ -x "$DUMP" ] || { echo "not ok - no $DUMP (run make)"; exit 1; }
 start_fs
@@ -35,7 +35,10 @@ rm "$M/namespaces/dev/pods/api.yaml"
 check "rm is a delete" seen '^delete dev/api'
 refute "the backup-rename save was never a delete" grep -q '^delete dev/web' "$T/events"
 echo junk >"$M/namespaces/dev/pods/.web.yaml.swp"
-sleep 0.3
+# the informer takes events in order: once it reports a pod written after
+# the scratch file, it has seen the scratch file too
+sed 's/web/after/g' "$T/pod.yaml" >"$M/namespaces/dev/pods/after.yaml"
+check "a pod written after a scratch file is an add" seen '^add dev/after'
 refute "scratch files are not objects" grep -q 'swp' "$T/events"
 kill $DPID; wait $DPID 2>/dev/null
 check "the informer stops cleanly on SIGTERM" test $? -lt 128

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The read-only view of containers' output: namespaces/<ns>/logs/<pod>/<container>.log
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 L=$T/podlogs
 mkdir -p "$L"
 start_fs --pod-log-dir "$L"
@@ -17,8 +17,8 @@ check "stat shows the log's size" test "$(stat -c %s "$M/namespaces/dev/logs/web
 echo "line two" >>"$L/dev_web_0001/app/0.log"
 check "the log is read as it grows" grep -q "line two" "$M/namespaces/dev/logs/web/app.log"
 mkdir -p "$L/dev_web_0001/app" && echo "restarted" >"$L/dev_web_0001/app/1.log"
-sleep 1.1
-check "after a restart the newest log is shown" grep -q restarted "$M/namespaces/dev/logs/web/app.log"
+# the kernel keeps a log's entry for a second (fs__ttl): wait for the new one
+check "after a restart the newest log is shown" wait_for 5 grep -q restarted "$M/namespaces/dev/logs/web/app.log"
 refute "logs of pods that do not exist are not shown" test -e "$M/namespaces/dev/logs/ghost"
 refute "logs of another namespace are not shown" test -e "$M/namespaces/dev/logs/web/other"
 refute "a log cannot be written" sh -c "echo x > '$M/namespaces/dev/logs/web/app.log'"
@@ -29,8 +29,7 @@ mkdir -p "$L/dev_brief_0004/app" && echo short >"$L/dev_brief_0004/app/0.log"
 check "a second pod's log is there" grep -q short "$M/namespaces/dev/logs/brief/app.log"
 rm "$M/namespaces/dev/pods/brief.yaml"
 ls "$M/namespaces/dev/logs" >/dev/null
-sleep 1.1
-refute "a deleted pod's log folder goes with it" test -e "$M/namespaces/dev/logs/brief/app.log"
+check "a deleted pod's log folder goes with it" wait_for 5 test ! -e "$M/namespaces/dev/logs/brief/app.log"
 check "the filesystem still answers after that" ls "$M/namespaces/dev/logs/web"
 check "rm -r of the namespace is not stopped by logs" rm -r "$M/namespaces/dev"
 check "the namespace is gone" test ! -e "$M/namespaces/dev"

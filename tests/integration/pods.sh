@@ -4,7 +4,7 @@
 # environment, volumes, logs, restarts and back-off, probes, limits and OOM,
 # bad input, two nodes reaching each other, adoption after kill -9, and
 # nothing of a deleted pod left on the host.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$NODED" ] || { echo "not ok - no corral-noded binary at $NODED (run make)"; exit 1; }
@@ -82,6 +82,27 @@ is_phase() { [ "$(phase "$1")" = "$2" ]; }
 podlog() { cat "$M/namespaces/dev/logs/$1/$2.log" 2>/dev/null; }
 log_has() { podlog "$1" "$2" | grep -q -- "$3"; }
 nspawns() { pgrep -c -x systemd-nspawn 2>/dev/null || echo 0; }
+# synced NODE: NODE's agent has taken every pod event before this: a pod
+# bound to it now (its image does not exist: no container) gets its status
+# once the agent's queue, which takes pods in order, reaches it. The pod is
+# deleted again.
+MARKS=0
+synced() {
+	local m=mark$((MARKS += 1)) rc
+	cat >"$(pod $m)" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: $m}
+spec:
+  nodeName: $1
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: nosuchimage, command: ["true"]}]
+Y
+	wait_for 20 grep -q 'reason: ErrImagePull' "$(pod $m)"
+	rc=$?
+	rm -f "$(pod $m)"
+	return $rc
+}
 check "node $NA registers Ready" wait_for 15 grep -q 'reason: KubeletReady' "$(node $NA)"
 check "node $NB registers Ready" wait_for 15 grep -q 'reason: KubeletReady' "$(node $NB)"
 BRA=crl$(hash8 "$NA")
@@ -318,7 +339,7 @@ spec:
   nodeName: no-such-node
   containers: [{name: c, image: busybox, command: ["sleep", "60"]}]
 Y
-sleep 1
+synced "$NA" && synced "$NB" || fail "the agents take a pod written after it"
 check "a pod for another node is left alone (no status)" sh -c "! grep -q '^  phase:' '$(pod elsewhere)'"
 check "the agents are alive after all the bad input" sh -c "kill -0 ${NPID[$NA]} && kill -0 ${NPID[$NB]}"
 
@@ -396,23 +417,29 @@ check "a node under memory pressure says so (MemoryPressure True)" wait_for 15 s
 check "it evicts the BestEffort pod: Failed, reason Evicted, with the threshold" wait_for 20 sh -c "grep -q '^  phase: Failed' '$(pod be)' && grep -q '^  reason: Evicted' '$(pod be)' && grep -q 'low on resource: memory' '$(pod be)'"
 check "the Guaranteed pod after it" wait_for 20 sh -c "grep -q '^  reason: Evicted' '$(pod gu)'"
 check "in that order" sh -c "grep 'evicted' '$T/$NC.log' | head -1 | grep -q 'pod dev/be'"
-check "an evicted pod is not restarted" sh -c "sleep 2; ! grep -q '      running:' '$(pod be)'"
+# the Guaranteed pod goes a whole eviction period after it, and the agent
+# has synced the evicted one since
+check "an evicted pod is not restarted" sh -c "! grep -q '      running:' '$(pod be)'"
 rm -f "$(pod be)" "$(pod gu)"
 check "evicted pods deleted leave nothing" wait_for 15 sh -c "[ \$(find '$NSTATE/nodes/$NC/pods/' -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) = 0 ]"
 stop_node "$NC"
 
 # ---- restart safety: kill -9 of the agent ----
-before=$(nspawns)
 WPID=$(pgrep -f '^httpd -f -p 8080 -h /www' | head -1)
+UID_ONCE=$(sed -n 's/^  uid: //p' "$(pod once)")
+check "a finished pod's state stays on the host until it is deleted" test -n "$UID_ONCE" -a -d "$NSTATE/nodes/$NA/pods/$UID_ONCE"
 stop_node "$NA" KILL
 check "kill -9 of the agent leaves its pods running" sh -c "kill -0 $WPID && wget -qO- -T 3 http://$IPW:8080/ | grep -q shared-net-ok"
+rm "$(pod once)"
 start_node "$NA"
-sleep 3
+# the restarted agent has listed its pods (a second "following" line), then
+# synced them all (a pod written after the list)
+following() { [ "$(grep -c 'following .* pods of this node' "$T/$NA.log")" -ge 2 ]; }
+wait_for 20 following && synced "$NA" || fail "the restarted agent follows and syncs its pods"
 check "the restarted agent adopts them: the same processes, no duplicates" sh -c "kill -0 $WPID && [ \$(pgrep -fc '^httpd -f -p 8080 -h /www') = 1 ]"
 check "and keeps reporting them Running with the same IP" sh -c "grep -q 'phase: Running' '$W' && [ \"\$(sed -n 's/^  podIP: //p' '$W')\" = '$IPW' ]"
 check "restartCount of the adopted containers is unchanged" sh -c "! grep -q 'restartCount: [1-9]' '$W'"
-rm "$(pod once)"
-check "a pod deleted while the agent was down is cleaned up after its restart" wait_for 20 sh -c "! ls '$NSTATE/nodes/$NA/pods/' | grep -q '$(sed -n 's/^  uid: //p' "$(pod once)" 2>/dev/null || echo none)'"
+check "a pod deleted while the agent was down is cleaned up after its restart" wait_for 20 sh -c "[ ! -e '$NSTATE/nodes/$NA/pods/$UID_ONCE' ]"
 
 # ---- delete: grace period, then nothing left ----
 UIDW=$(sed -n 's/^  uid: //p' "$W")

@@ -6,7 +6,7 @@
 # schedulers at once that never both bind a pod, and leader election (only
 # the lease holder binds; another takes over after kill -9). SCHED_TEST_LOGS=DIR keeps
 # the schedulers' logs there; CORRAL_SCHED_BIN picks another binary (ASan).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
 [ -x "$SCHED" ] || { echo "not ok - no corral-sched binary at $SCHED (run make)"; exit 1; }
 SPIDS=()
@@ -204,6 +204,10 @@ Y
 done
 [ ${#WPIDS[@]} = 0 ] || wait "${WPIDS[@]}"
 check "two schedulers bind all 60 pods" wait_for 30 bash -c "[ \$(cat $R/*.yaml | grep -c '^  nodeName:') = 60 ]"
+# a scheduler logs a binding once its write has returned, a moment after
+# the file shows it: wait for the logs to hold all 60
+wait_for 10 bash -c "[ \$(cat $T/sched.[12].log | grep -c 'race/r[0-9]*: bound to') -ge 60 ]" ||
+	fail "the schedulers log their 60 bindings"
 # Each scheduler logs the bindings the store accepted; together exactly one
 # per pod, each naming the node the pod's file shows.
 grep -h 'race/r[0-9]*: bound to' "$T"/sched.[12].log | sed 's/.* race\/\(r[0-9]*\): bound to \(.*\)$/\1 \2/' | sort >"$T/accepted"

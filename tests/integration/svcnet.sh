@@ -6,7 +6,7 @@
 # probe fails leaves the endpoints and the proxy's rules; a service without
 # endpoints refuses at once; pods reach services by name through kube-dns
 # (corral-dns behind the proxy, as their resolv.conf says).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
@@ -90,7 +90,7 @@ spec:
   ports: [{port: 80, targetPort: 8080}]
 Y
 cip() { sed -n 's/^  clusterIP: //p' "$D/services/$1.yaml" | tr -d "'"; }
-check "the services get clusterIPs" wait_for 20 sh -c "grep -q 'clusterIP: [0-9]' '$D/services/web.yaml' && grep -q 'clusterIP: [0-9]' '$D/services/empty.yaml'"
+check "the services get clusterIPs" wait_for 20 sh -c "grep -q 'clusterIP: [0-9]' '$D/services/web.yaml' && grep -q 'clusterIP: [0-9]' '$D/services/empty.yaml' && grep -q 'clusterIP: [0-9]' '$D/services/self.yaml'"
 CIP=$(cip web) EIP=$(cip empty)
 NP=$(sed -n 's/^ *nodePort: //p' "$D/services/web.yaml" | head -1)
 readyips() { awk '/^(- |  )?addresses:/{s=1; next} /^(- |  )?(notReadyAddresses|ports):/{s=0} s && /ip: /{print $NF}' "$D/endpoints/web.yaml" 2>/dev/null | sort | tr '\n' ' '; }
@@ -132,7 +132,7 @@ check "dig on the host: web.dev.svc.cluster.local is the ClusterIP" sh -c "[ \"\
 client c4 "$NB" "nslookup web.dev.svc.cluster.local; wget -qO- http://web/ && echo by-short-name; wget -qO- http://web.dev/ && echo by-ns-name; echo done"
 check "a pod resolves the service's full name through kube-dns" wait_for 30 sh -c "cat '$T'/logs/dev_c4_*/c/*.log 2>/dev/null | grep -q 'Address.*$CIP'"
 check "and reaches it by its short name (search path)" wait_for 10 sh -c "cat '$T'/logs/dev_c4_*/c/*.log | grep -q by-short-name"
-check "and by name.namespace" sh -c "cat '$T'/logs/dev_c4_*/c/*.log | grep -q by-ns-name"
+check "and by name.namespace" wait_for 10 sh -c "cat '$T'/logs/dev_c4_*/c/*.log | grep -q by-ns-name"
 # a replica turning unready leaves the endpoints and the rules
 P1=$(pgrep -f '^httpd -f -p 8080 -h /www' | while read -r p; do h=$(nsenter -t "$p" -u hostname 2>/dev/null); case $h in web-*) echo "$p $h"; break ;; esac; done)
 PID1=${P1%% *} NAME1=${P1#* }
@@ -140,7 +140,17 @@ check "found a replica's process ($NAME1)" test -n "$PID1"
 nsenter -t "$PID1" -m -r -- /bin/rm -f /tmp/ready
 check "a replica whose readiness probe fails leaves the ready addresses" wait_for 20 sh -c "[ \$(awk '/^(- |  )?addresses:/{s=1; next} /^(- |  )?(notReadyAddresses|ports):/{s=0} s && /ip: /' '$D/endpoints/web.yaml' | wc -l) = 1 ]"
 check "and is listed in notReadyAddresses" grep -q 'notReadyAddresses:' "$D/endpoints/web.yaml"
-sleep 1
+# the nodes' proxies apply the endpoints a moment later: wait for their rules
+IP1=$(sed -n 's/^  podIP: //p' "$D/pods/$NAME1.yaml" | tr -d "'")
+no_dnat() { # IP: no node's proxy table sends traffic to IP
+	local n
+	[ -n "$1" ] || return 1
+	for n in "$NA" "$NB"; do
+		nft list table ip "corral-proxy-$n" >"$T/table.txt" 2>/dev/null || return 1
+		! grep -q "dnat to $1:" "$T/table.txt" || return 1
+	done
+}
+check "... and from the nodes' proxy rules ($IP1)" wait_for 10 no_dnat "$IP1"
 client c3 "$NB" "for i in 1 2 3 4 5 6 7 8; do wget -qO- http://$CIP/; done; echo done"
 check "then only the ready replica answers" wait_for 30 sh -c "cat '$T'/logs/dev_c3_*/c/*.log 2>/dev/null | grep -q '^done' && ! cat '$T'/logs/dev_c3_*/c/*.log | grep -q '^$NAME1\$' && [ \$(cat '$T'/logs/dev_c3_*/c/*.log | grep -c '^web-') = 8 ]"
 rm -f "$D/deployments/web.yaml" "$D/services/"*.yaml "$D/pods/"*.yaml

@@ -38,6 +38,9 @@ fail() { echo "not ok - $1"; FAILS=$((FAILS + 1)); }
 check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else fail "$what"; fi; }
 # refute "what" cmd...: ok if cmd fails
 refute() { local what=$1; shift; if "$@" >/dev/null 2>&1; then fail "$what"; else ok "$what"; fi; }
+# wait_for SECS cmd...: until cmd succeeds (run anew each time), at most SECS.
+# Its arguments are expanded once, by the caller: a value that changes over
+# time belongs inside cmd (a function, or sh -c '...'), never in "$(...)".
 wait_for() { local s=$1; shift; for _ in $(seq $((s * 20))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
 
 start_fs() {
@@ -63,3 +66,25 @@ kill9_fs() {
 
 # The revision HEAD of the history has reached.
 history_rev() { git --git-dir="$S/history.git" log -1 --format=%B 2>/dev/null | sed -n 's/^Corral-Revision: //p'; }
+# obj_rev FILE: the object's metadata.resourceVersion, the store revision
+# of its last write.
+obj_rev() { sed -n "s/^  resourceVersion: '\{0,1\}\([0-9]*\)'\{0,1\}\$/\1/p" "$1" 2>/dev/null | head -1; }
+__history_at() { local r; r=$(history_rev); [ -n "$r" ] && [ -n "$1" ] && [ "$r" -ge "$1" ]; }
+# wait_history SECS REV: until the history's HEAD has reached store revision
+# REV (its Corral-Revision). Only a change that enters the history moves
+# HEAD: REV must be the revision of such a write.
+wait_history() { wait_for "$1" __history_at "$2"; }
+# history_settle [SECS]: until everything written so far has reached the
+# history. It writes a declared change of a ConfigMap of its own
+# (default/corral-test-settle) and waits for the history to reach it: the
+# history writer takes the store's changes in order, so every change before
+# it is then committed (or was never to be). The marker is one commit more
+# in the whole history, none in any other path's. A history that does not
+# reach it is a failure.
+SETTLE=$M/namespaces/default/configmaps/corral-test-settle.yaml
+history_settle() {
+	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: corral-test-settle}\ndata: {mark: "%s"}\n' \
+		"$(date +%s%N)" >"$SETTLE" || return 1
+	wait_history "${1:-20}" "$(obj_rev "$SETTLE")" ||
+		{ fail "the history reaches a change written last (at $(history_rev), want $(obj_rev "$SETTLE"))"; return 1; }
+}
