@@ -7,7 +7,8 @@
 # print "ok - what" or "not ok - what" per check; a script that dies
 # without saying "not ok" counts as one failure, and so does one that
 # cannot run (no run bit, a syntax error). Integration tests need root and
-# /dev/fuse: without them they fail, loudly; they are never skipped.
+# /dev/fuse: without them they fail, loudly; they are never skipped. The
+# format check counts as one unit check.
 set -u
 mode=all
 case "${1:-}" in --unit) mode=unit; shift ;; --integration) mode=integration; shift ;; esac
@@ -46,6 +47,22 @@ if [ "$mode" != integration ]; then
 		timeout 300 "$t" >"$log" 2>&1
 		count_cmocka "$name" $?
 	done
+fi
+
+# The C sources as .clang-format writes them (`make format` mends them):
+# one check, a failure naming each file that differs.
+if [ "$mode" != integration ]; then
+	if ! command -v clang-format >/dev/null; then
+		cannot_run format clang-format "clang-format is not installed (scripts/deps.sh installs it)"
+	elif make -s -C "$ROOT" format-check >"$log" 2>&1; then
+		echo "format: 1 passed, 0 failed"
+		passed=$((passed + 1))
+	else
+		echo "FAIL format: not as .clang-format writes them (make format):"
+		grep -o '^[^:]*\.[ch]:' "$log" | sort -u | sed 's/:$//; s/^/  /' | head -20
+		echo "format: 0 passed, 1 failed"
+		failed=$((failed + 1))
+	fi
 fi
 
 if [ "$mode" != unit ]; then

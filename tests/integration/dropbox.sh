@@ -4,7 +4,7 @@
 # can be filed, as `kubectl apply -f` applies what it can; every document
 # that cannot is named in .errors (file, document, kind and name, reason).
 # A file with no document that can be filed, or no YAML, is refused whole.
-. "$(dirname "$0")/../lib/lib.sh" 2>/dev/null || . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 start_fs
 mkdir "$M/namespaces/dev"
 P=$M/namespaces/dev
