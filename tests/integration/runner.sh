@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/run.sh itself, on a tree of its own: a suite that cannot run (no run
 # bit, a syntax error, a unit test binary missing or not executable) is a
-# failure, never skipped; one that dies without a "not ok" is one failure.
+# failure, never skipped; one that dies without a "not ok" is one failure;
+# the format check (make format-check) is one check.
 set -u
 RUN=$(cd "$(dirname "$0")/.." && pwd)/run.sh
 X=$(mktemp -d /tmp/corral-runner.XXXXXX)
@@ -23,6 +24,7 @@ for u in test_missing test_noexec test_good; do echo '/* a unit test */' >"$X/te
 printf '#!/bin/sh\necho "[  PASSED  ] 2 test(s)."\n' >"$X/build/tests/test_good"
 cp "$X/build/tests/test_good" "$X/build/tests/test_noexec"
 chmod +x "$X/build/tests/test_good"
+printf 'format-check:\n\t@true\n' >"$X/Makefile"
 
 "$X/tests/run.sh" build >"$X/out" 2>&1
 rc=$?
@@ -35,6 +37,7 @@ check "a script that dies without \"not ok\" is one failure" has "integration di
 check "a unit test binary that is missing is a failure" grep -q '^FAIL test_missing: missing' "$X/out"
 check "a unit test binary that is not executable is a failure" has "FAIL test_noexec: not executable"
 check "the suites that run are counted" sh -c "grep -qxF 'integration good: 2 passed, 0 failed' '$X/out' && grep -qxF 'unit test_good: 2 passed, 0 failed' '$X/out'"
-check "the last line counts them all" test "$(tail -1 "$X/out")" = "5 passed, 5 failed"
+check "the format check counts as one" has "format: 1 passed, 0 failed"
+check "the last line counts them all" test "$(tail -1 "$X/out")" = "6 passed, 5 failed"
 check "and run.sh fails" test "$rc" != 0
 [ "$FAILS" = 0 ]
