@@ -4,6 +4,7 @@
  * mutation looks at the controller reference of the object it read. */
 #include "adopt.h"
 #include "obj.h"
+#include "pod.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -17,11 +18,6 @@ struct adopt__job {
 	adopt_filter_fn filter;
 };
 
-bool adopt_is_deleting(const struct ynode *obj)
-{
-	const char *del = ynode_path_str(obj, "metadata.deletionTimestamp");
-	return del && *del;
-}
 
 void adopt_owner_init(struct adopt_owner *o, const struct ynode *owner, const char *api_version,
 		      const char *kind)
@@ -32,7 +28,7 @@ void adopt_owner_init(struct adopt_owner *o, const struct ynode *owner, const ch
 	o->name = obj_name(owner);
 	o->ns = obj_namespace(owner);
 	o->uid = obj_uid(owner);
-	o->deleting = adopt_is_deleting(owner);
+	o->deleting = object_is_deleting(owner);
 }
 
 static bool adopt__same_ns(const char *a, const char *b)
@@ -55,7 +51,7 @@ enum adopt_claim adopt_claim(const struct adopt_owner *o, const struct selector 
 			return ADOPT_KEEP;
 		return o->deleting ? ADOPT_IGNORE : ADOPT_RELEASE;
 	}
-	if (!matches || o->deleting || adopt_is_deleting(obj) ||
+	if (!matches || o->deleting || object_is_deleting(obj) ||
 	    !adopt__same_ns(o->ns, obj_namespace(obj)))
 		return ADOPT_IGNORE;
 	return ADOPT_ADOPT;
@@ -71,7 +67,7 @@ int adopt_apply(struct ynode *obj, const struct adopt_owner *o, enum adopt_claim
 	if (what != ADOPT_ADOPT)
 		return 0;
 	/* Someone took it, or it went, meanwhile. */
-	if (obj_controller_ref(obj) || adopt_is_deleting(obj) || (filter && !filter(obj)))
+	if (obj_controller_ref(obj) || object_is_deleting(obj) || (filter && !filter(obj)))
 		return 0;
 	obj_add_owner_ref(obj, obj_owner_ref_new(o->api_version, o->kind, o->name, o->uid, true));
 	return 1;

@@ -48,9 +48,6 @@ struct adopt_owner {
 void adopt_owner_init(struct adopt_owner *o, const struct ynode *owner, const char *api_version,
 		      const char *kind);
 
-/* Whether obj has a metadata.deletionTimestamp. */
-bool adopt_is_deleting(const struct ynode *obj);
-
 /* What the owner does with obj, whose labels sel is matched against. */
 enum adopt_claim adopt_claim(const struct adopt_owner *o, const struct selector *sel,
 			     const struct ynode *obj);
