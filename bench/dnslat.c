@@ -19,21 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wire.h"
 #include "answerhas.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "benchlib.h"
+#include "wire.h"
 
 int main(int argc, char **argv)
 {
@@ -95,7 +83,7 @@ int main(int argc, char **argv)
 		printf("n=0\n");
 		return 1;
 	}
-	qsort(lat, (size_t)done, sizeof(double), cmp);
+	qsort(lat, (size_t)done, sizeof(double), cmp_double);
 	printf("n=%d median_ms=%.3f p90_ms=%.3f max_ms=%.3f\n", done, lat[done / 2],
 	       lat[(done * 9) / 10 < done ? (done * 9) / 10 : done - 1], lat[done - 1]);
 	return done == n ? 0 : 1;

@@ -19,22 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "benchlib.h"
 
 static void report(double *v, int n)
 {
-	qsort(v, n, sizeof(*v), cmp);
+	qsort(v, n, sizeof(*v), cmp_double);
 	int p99 = (int)(n * 0.99);
 	if (p99 >= n)
 		p99 = n - 1;

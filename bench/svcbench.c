@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
+
 static const char *mount_dir, *ns = "bench";
 static long count = 100;
 static int threads = 8;
@@ -85,12 +87,6 @@ static char *get(const char *path)
 	close(fd);
 	buf[len] = '\0';
 	return buf;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 static double pct(double *v, long n, double p)

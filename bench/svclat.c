@@ -21,21 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wire.h"
 #include "answerhas.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "benchlib.h"
+#include "wire.h"
 
 static int file_has(const char *path, const char *needle)
 {
@@ -81,7 +69,7 @@ static int dns_has(int fd, const uint8_t *qname, uint32_t want)
 
 static void report(const char *what, double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp);
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	printf("%s_median_ms=%.1f %s_p90_ms=%.1f ", what, v[n / 2], what,
 	       v[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1]);
 }

@@ -24,10 +24,11 @@ static bool selector_defaulted(const struct vctx *c)
 				  !strcmp(c->api_version, "apps/v1beta1"));
 }
 
-/* spec.selector (a LabelSelector) must select the pod template t. */
-static void check_selector_template(struct vctx *c, const struct ynode *spec, const struct ynode *t,
-				    const char *what)
+/* An apps workload's spec.template (a pod template whose restartPolicy is
+ * Always) and spec.selector (a LabelSelector) that must select it. */
+static void check_template_selector(struct vctx *c, const struct ynode *spec, const char *what)
 {
+	struct ynode *t = v_check_pod_template(c, spec, "template", v_restart_always, false);
 	struct ynode *labels = t ? ynode_path(t, "metadata.labels") : NULL;
 	if (selector_defaulted(c) && v_node_unset(ynode_get(spec, "selector"))) {
 		if (t && v_node_empty(labels))
@@ -35,15 +36,8 @@ static void check_selector_template(struct vctx *c, const struct ynode *spec, co
 		return;
 	}
 	struct ynode *sel = v_check_label_selector(c, spec, "selector", REQ);
-	if (!sel)
-		return;
-	if (v_sel_empty(sel)) {
-		v_err_invalid_node(c, "selector", sel, "empty selector is invalid for %s", what);
-		return;
-	}
-	if (t && !v_sel_matches(sel, labels))
-		v_err_invalid_node(c, "template.metadata.labels", labels,
-				   "`selector` does not match template `labels`");
+	if (sel)
+		v_check_selector_selects(c, sel, t, what);
 }
 
 /* rollingUpdate.maxSurge and maxUnavailable: an integer or a percentage,
@@ -69,12 +63,8 @@ static void check_replicas_common(struct vctx *c, const struct ynode *spec)
 	v_get_i32_min(c, spec, "minReadySeconds", 0, NULL);
 }
 
-static void check_replication_controller(struct vctx *c, struct ynode *obj)
+static void check_replication_controller_spec(struct vctx *c, const struct ynode *spec)
 {
-	struct ynode *spec = v_get_map(c, obj, "spec", REQ);
-	if (!spec)
-		return;
-	size_t mark = v_path_push(c, "spec");
 	check_replicas_common(c, spec);
 	struct ynode *t = v_check_pod_template(c, spec, "template", v_restart_always, false);
 	struct ynode *labels = t ? ynode_path(t, "metadata.labels") : NULL;
@@ -87,7 +77,11 @@ static void check_replication_controller(struct vctx *c, struct ynode *obj)
 			v_err_invalid_node(c, "template.metadata.labels", labels,
 					   "`selector` does not match template `labels`");
 	}
-	v_path_pop(c, mark);
+}
+
+static void check_replication_controller(struct vctx *c, struct ynode *obj)
+{
+	v_check_required_spec(c, obj, check_replication_controller_spec);
 }
 
 /* The selector, and the object's own labels when it has none, from the
@@ -131,16 +125,15 @@ const struct kind_rules v_rules_replication_controller = {
     .defaults = default_replication_controller,
 };
 
+static void check_replica_set_spec(struct vctx *c, const struct ynode *spec)
+{
+	check_replicas_common(c, spec);
+	check_template_selector(c, spec, "replicaset");
+}
+
 static void check_replica_set(struct vctx *c, struct ynode *obj)
 {
-	struct ynode *spec = v_get_map(c, obj, "spec", REQ);
-	if (!spec)
-		return;
-	size_t mark = v_path_push(c, "spec");
-	check_replicas_common(c, spec);
-	struct ynode *t = v_check_pod_template(c, spec, "template", v_restart_always, false);
-	check_selector_template(c, spec, t, "replicaset");
-	v_path_pop(c, mark);
+	v_check_required_spec(c, obj, check_replica_set_spec);
 }
 
 static void default_replica_set(struct vctx *c, struct ynode *obj)
@@ -168,7 +161,7 @@ const struct kind_rules v_rules_replica_set = {
 
 /* A Deployment's strategy or a DaemonSet's updateStrategy: a type from
  * types, and rollingUpdate only with a type other than no_rolling. */
-static void check_update_strategy(struct vctx *c, struct ynode *spec, const char *field,
+static void check_update_strategy(struct vctx *c, const struct ynode *spec, const char *field,
 				  const char *const *types, const char *no_rolling, bool daemon_set)
 {
 	struct ynode *st = v_get_map(c, spec, field, OPT);
@@ -185,15 +178,10 @@ static void check_update_strategy(struct vctx *c, struct ynode *spec, const char
 	v_path_pop(c, sm);
 }
 
-static void check_deployment(struct vctx *c, struct ynode *obj)
+static void check_deployment_spec(struct vctx *c, const struct ynode *spec)
 {
-	struct ynode *spec = v_get_map(c, obj, "spec", REQ);
-	if (!spec)
-		return;
-	size_t mark = v_path_push(c, "spec");
 	check_replicas_common(c, spec);
-	struct ynode *t = v_check_pod_template(c, spec, "template", v_restart_always, false);
-	check_selector_template(c, spec, t, "deployment");
+	check_template_selector(c, spec, "deployment");
 	long long mrs = 0, pds = 600;
 	v_get_i32_min(c, spec, "minReadySeconds", 0, &mrs);
 	v_get_i32_min(c, spec, "revisionHistoryLimit", 0, NULL);
@@ -204,7 +192,11 @@ static void check_deployment(struct vctx *c, struct ynode *obj)
 	bool paused = false;
 	v_get_bool(c, spec, "paused", OPT, &paused);
 	check_update_strategy(c, spec, "strategy", deploy_strategies, "Recreate", false);
-	v_path_pop(c, mark);
+}
+
+static void check_deployment(struct vctx *c, struct ynode *obj)
+{
+	v_check_required_spec(c, obj, check_deployment_spec);
 }
 
 static void default_deployment(struct vctx *c, struct ynode *obj)
@@ -234,18 +226,17 @@ const struct kind_rules v_rules_deployment = {
     .update = update_selector,
 };
 
-static void check_daemon_set(struct vctx *c, struct ynode *obj)
+static void check_daemon_set_spec(struct vctx *c, const struct ynode *spec)
 {
-	struct ynode *spec = v_get_map(c, obj, "spec", REQ);
-	if (!spec)
-		return;
-	size_t mark = v_path_push(c, "spec");
-	struct ynode *t = v_check_pod_template(c, spec, "template", v_restart_always, false);
-	check_selector_template(c, spec, t, "daemonset");
+	check_template_selector(c, spec, "daemonset");
 	v_get_i32_min(c, spec, "minReadySeconds", 0, NULL);
 	v_get_i32_min(c, spec, "revisionHistoryLimit", 0, NULL);
 	check_update_strategy(c, spec, "updateStrategy", ds_strategies, "OnDelete", true);
-	v_path_pop(c, mark);
+}
+
+static void check_daemon_set(struct vctx *c, struct ynode *obj)
+{
+	v_check_required_spec(c, obj, check_daemon_set_spec);
 }
 
 static void default_daemon_set(struct vctx *c, struct ynode *obj)
@@ -276,34 +267,15 @@ const struct kind_rules v_rules_daemon_set = {
 static void check_claim_template(struct vctx *c, struct ynode *t, void *arg)
 {
 	(void)arg;
-	struct ynode *md = v_get_map(c, t, "metadata", REQ);
-	if (md) {
-		size_t mm = v_path_push(c, "metadata");
-		const char *name = v_get_str(c, md, "name", REQ);
-		if (name)
-			v_check_name(c, "name", name, names_dns1123_subdomain);
-		v_check_labels(c, md, "labels");
-		v_check_annotations(c, md);
-		v_path_pop(c, mm);
-	}
-	struct ynode *spec = v_get_map(c, t, "spec", REQ);
-	if (spec) {
-		size_t sm = v_path_push(c, "spec");
-		v_check_pvc_spec(c, spec);
-		v_path_pop(c, sm);
-	}
+	v_check_template_metadata(c, t, REQ, names_dns1123_subdomain);
+	v_check_required_spec(c, t, v_check_pvc_spec);
 }
 
-static void check_stateful_set(struct vctx *c, struct ynode *obj)
+static void check_stateful_set_spec(struct vctx *c, const struct ynode *spec)
 {
-	struct ynode *spec = v_get_map(c, obj, "spec", REQ);
-	if (!spec)
-		return;
-	size_t mark = v_path_push(c, "spec");
 	check_replicas_common(c, spec);
 	v_get_str(c, spec, "serviceName", OPT);
-	struct ynode *t = v_check_pod_template(c, spec, "template", v_restart_always, false);
-	check_selector_template(c, spec, t, "statefulset");
+	check_template_selector(c, spec, "statefulset");
 	v_get_enum(c, spec, "podManagementPolicy", OPT, pod_management);
 	v_get_i32_min(c, spec, "revisionHistoryLimit", 0, NULL);
 	struct ynode *st = v_get_map(c, spec, "updateStrategy", OPT);
@@ -340,7 +312,11 @@ static void check_stateful_set(struct vctx *c, struct ynode *obj)
 		v_get_i32_min(c, ord, "start", 0, NULL);
 		v_path_pop(c, om);
 	}
-	v_path_pop(c, mark);
+}
+
+static void check_stateful_set(struct vctx *c, struct ynode *obj)
+{
+	v_check_required_spec(c, obj, check_stateful_set_spec);
 }
 
 static void default_stateful_set(struct vctx *c, struct ynode *obj)

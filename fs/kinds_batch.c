@@ -37,14 +37,8 @@ static void check_job_spec(struct vctx *c, const struct ynode *spec)
 	v_get_map(c, spec, "podFailurePolicy", OPT);
 	struct ynode *t = v_check_pod_template(c, spec, "template", v_restart_job, true);
 	struct ynode *sel = v_check_label_selector(c, spec, "selector", manual ? REQ : OPT);
-	if (sel && t) {
-		struct ynode *labels = ynode_path(t, "metadata.labels");
-		if (v_sel_empty(sel))
-			v_err_invalid_node(c, "selector", sel, "empty selector is invalid for job");
-		else if (!v_sel_matches(sel, labels))
-			v_err_invalid_node(c, "template.metadata.labels", labels,
-					   "`selector` does not match template `labels`");
-	}
+	if (sel && t)
+		v_check_selector_selects(c, sel, t, "job");
 }
 
 static void check_job(struct vctx *c, struct ynode *obj)
@@ -232,19 +226,8 @@ static void check_cron_job(struct vctx *c, struct ynode *obj)
 	struct ynode *jt = v_get_map(c, spec, "jobTemplate", REQ);
 	if (jt) {
 		size_t jm = v_path_push(c, "jobTemplate");
-		struct ynode *md = v_get_map(c, jt, "metadata", OPT);
-		if (md) {
-			size_t mm = v_path_push(c, "metadata");
-			v_check_labels(c, md, "labels");
-			v_check_annotations(c, md);
-			v_path_pop(c, mm);
-		}
-		struct ynode *js = v_get_map(c, jt, "spec", REQ);
-		if (js) {
-			size_t sm = v_path_push(c, "spec");
-			check_job_spec(c, js);
-			v_path_pop(c, sm);
-		}
+		v_check_template_metadata(c, jt, OPT, NULL);
+		v_check_required_spec(c, jt, check_job_spec);
 		v_path_pop(c, jm);
 	}
 	v_path_pop(c, mark);

@@ -742,13 +742,7 @@ struct ynode *v_check_pod_template(struct vctx *c, const struct ynode *m, const 
 	if (!t)
 		return NULL;
 	size_t mark = v_path_push(c, key);
-	struct ynode *md = v_get_map(c, t, "metadata", OPT);
-	if (md) {
-		size_t mm = v_path_push(c, "metadata");
-		v_check_labels(c, md, "labels");
-		v_check_annotations(c, md);
-		v_path_pop(c, mm);
-	}
+	v_check_template_metadata(c, t, OPT, NULL);
 	struct ynode *spec = v_get_map(c, t, "spec", REQ);
 	if (spec) {
 		size_t sm = v_path_push(c, "spec");

@@ -863,6 +863,20 @@ bool v_sel_matches(const struct ynode *sel, const struct ynode *labels)
 	return selector_matches(s, labels);
 }
 
+/* A workload's checked spec.selector sel must not be empty (what names the
+ * kind in the message) and must select the labels of its pod template t,
+ * when it has one. */
+void v_check_selector_selects(struct vctx *c, const struct ynode *sel, const struct ynode *t,
+			      const char *what)
+{
+	struct ynode *labels = t ? ynode_path(t, "metadata.labels") : NULL;
+	if (v_sel_empty(sel))
+		v_err_invalid_node(c, "selector", sel, "empty selector is invalid for %s", what);
+	else if (t && !v_sel_matches(sel, labels))
+		v_err_invalid_node(c, "template.metadata.labels", labels,
+				   "`selector` does not match template `labels`");
+}
+
 /* Whether every pair of an equality selector (a ReplicationController's)
  * is among the labels. */
 bool v_map_selects(const struct ynode *sel, const struct ynode *labels)
@@ -1066,6 +1080,25 @@ void v_del_if(struct ynode *m, const char *key)
 {
 	if (m && m->type == YNODE_MAP && ynode_get(m, key))
 		ynode_del(m, key);
+}
+
+/* The metadata of a template t (a pod's, a job's, a claim's), required
+ * when req: its name by rule (unchecked when rule is NULL), its labels and
+ * its annotations, under the path "metadata". */
+void v_check_template_metadata(struct vctx *c, const struct ynode *t, int req, name_rule rule)
+{
+	struct ynode *md = v_get_map(c, t, "metadata", req);
+	if (!md)
+		return;
+	size_t mark = v_path_push(c, "metadata");
+	if (rule) {
+		const char *name = v_get_str(c, md, "name", REQ);
+		if (name)
+			v_check_name(c, "name", name, rule);
+	}
+	v_check_labels(c, md, "labels");
+	v_check_annotations(c, md);
+	v_path_pop(c, mark);
 }
 
 /* The required spec of obj, checked by fn under the path "spec". */

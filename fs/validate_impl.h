@@ -197,6 +197,8 @@ struct ynode *v_check_label_selector(struct vctx *c, const struct ynode *m, cons
 bool v_sel_empty(const struct ynode *sel);
 bool v_sel_matches(const struct ynode *sel, const struct ynode *labels);
 bool v_map_selects(const struct ynode *sel, const struct ynode *labels);
+void v_check_selector_selects(struct vctx *c, const struct ynode *sel, const struct ynode *t,
+			      const char *what);
 /* Comparing trees, for immutable fields and update rules. */
 bool v_tree_diff(const struct ynode *a, const struct ynode *b, struct sbuf *path);
 bool v_tree_equal(const struct ynode *a, const struct ynode *b);
@@ -212,6 +214,7 @@ struct ynode *v_check_each(struct vctx *c, const struct ynode *m, const char *ke
 			   void (*fn)(struct vctx *c, struct ynode *it, void *arg), void *arg);
 void v_del_if(struct ynode *m, const char *key);
 void v_default_null_strings(struct ynode *map);
+void v_check_template_metadata(struct vctx *c, const struct ynode *t, int req, name_rule rule);
 void v_check_required_spec(struct vctx *c, struct ynode *obj,
 			   void (*fn)(struct vctx *c, const struct ynode *spec));
 

@@ -12,21 +12,7 @@
 #include <string.h>
 
 #include "conditions.h"
-
-static struct ynode *parse(const char *text)
-{
-	struct ynode *n = NULL;
-	assert_int_equal(yaml_parse_one(text, strlen(text), &n, NULL), 0);
-	return n;
-}
-
-static const char *str(const struct ynode *n, const char *path)
-{
-	const char *s = ynode_path_str(n, path);
-	if (!s)
-		fail_msg("no %s", path);
-	return s;
-}
+#include "testlib.h"
 
 static void test_condition_build__transition_time_kept_while_status_holds(void **state)
 {
@@ -61,7 +47,7 @@ static void test_condition_build__transition_time_kept_while_status_holds(void *
 	assert_string_equal(str(dep, "lastTransitionTime"), "T1");
 	/* An old condition with a null time has none to keep. */
 	cleanup_ynode struct ynode *nulltime =
-	    parse("type: Ready\nstatus: \"True\"\nlastTransitionTime: null\n");
+	    y("type: Ready\nstatus: \"True\"\nlastTransitionTime: null\n");
 	cleanup_ynode struct ynode *fresh = condition_build(&ready, nulltime, "T5", 0);
 	assert_string_equal(str(fresh, "lastTransitionTime"), "T5");
 }
@@ -83,7 +69,7 @@ static const char *const pod_text = "status:\n"
 static void test_condition_set__replaces_in_place_or_appends(void **state)
 {
 	(void)state;
-	cleanup_ynode struct ynode *pod = parse(pod_text);
+	cleanup_ynode struct ynode *pod = y(pod_text);
 	struct ynode *st = ynode_get(pod, "status");
 	const struct condition ready = {"Ready", "True", NULL, NULL};
 	condition_set(st, &ready, "T1", CONDITION_PROBE_TIME);
@@ -122,7 +108,7 @@ static void test_condition_set__replaces_in_place_or_appends(void **state)
 static void test_condition__find_compare_remove(void **state)
 {
 	(void)state;
-	cleanup_ynode struct ynode *pod = parse(pod_text);
+	cleanup_ynode struct ynode *pod = y(pod_text);
 	struct ynode *st = ynode_get(pod, "status");
 	const struct ynode *conds = ynode_get(st, "conditions");
 	const struct ynode *ready = condition_find(conds, "Ready");

@@ -19,17 +19,9 @@
 #include "loop.h"
 #include "obj.h"
 #include "selector.h"
+#include "testlib.h"
 #include "util.h"
 #include "write.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 static struct selector *web(void)
 {

@@ -20,18 +20,10 @@
 #include "dropbox.h"
 #include "events.h"
 #include "loop.h"
+#include "testlib.h"
 #include "util.h"
 #include "write.h"
 #include "ynode.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 static void target(const char *ns, const char *doc, const char *want)
 {

@@ -11,17 +11,9 @@
 
 #include "keymap.h"
 #include "obj.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 static void test_obj__times(void **state)
 {

@@ -12,17 +12,9 @@
 #include "obj.h"
 #include "replicaset.h"
 #include "selector.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 /* A pod: name, node ("" unscheduled), phase, ready since (NULL: not
  * ready), created, restarts. */

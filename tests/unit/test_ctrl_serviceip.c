@@ -14,17 +14,9 @@
 #include <cmocka.h>
 
 #include "serviceip.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 static struct svcip_alloc *alloc16(void)
 {

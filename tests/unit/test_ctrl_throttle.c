@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "testlib.h"
 #include "throttle.h"
 #include "util.h"
 
@@ -61,15 +62,6 @@ static void test_throttle__each_key_and_forget(void **state)
 	assert_true(throttle_take(t, "dev/a", false, 5000, NULL));
 	assert_true(throttle_take(t, "dev/a", false, 5000, NULL));
 	throttle_free(t);
-}
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
 }
 
 static void test_throttle__urgent_status(void **state)

@@ -13,19 +13,11 @@
 #include <cmocka.h>
 
 #include "answer.h"
+#include "testlib.h"
 #include "util.h"
 #include "wire.h"
 #include "ynode.h"
 #include "zone.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 static const char *web_svc = "{kind: Service, metadata: {name: web, namespace: dev},"
 			     " spec: {clusterIP: 10.96.1.5, ports: [{name: http, port: 80,"

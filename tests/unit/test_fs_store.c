@@ -21,6 +21,7 @@
 
 #include "error.h"
 #include "store.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
 
@@ -31,27 +32,11 @@ struct fixture {
 	struct store *s;
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	struct fixture *f = xcalloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-	snprintf(f->dir, sizeof(f->dir), "%s/corral-store-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
+	if (testlib_store_temp(f->dir, sizeof(f->dir), "corral-store", &f->s) < 0) {
 		free(f);
-		return -1;
-	}
-	struct error *err = NULL;
-	if (store_open(f->dir, &f->s, &err) < 0) {
-		fprintf(stderr, "store_open: %s\n", err->msg);
-		error_free(err);
 		return -1;
 	}
 	*state = f;
@@ -61,8 +46,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	store_close(f->s);
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	testlib_store_remove(f->dir, f->s);
 	free(f);
 	return 0;
 }

@@ -16,25 +16,11 @@
 
 #include "conditions.h"
 #include "node.h"
+#include "testlib.h"
 #include "timefmt.h"
 #include "util.h"
 
 #define T0 1796000000 /* 2026-11-30T... */
-
-static struct ynode *parse(const char *text)
-{
-	struct ynode *n = NULL;
-	assert_int_equal(yaml_parse_one(text, strlen(text), &n, NULL), 0);
-	return n;
-}
-
-static const char *str(const struct ynode *n, const char *path)
-{
-	const char *s = ynode_path_str(n, path);
-	if (!s)
-		fail_msg("no %s", path);
-	return s;
-}
 
 static struct machine_info info = {
     .machine_id = "mid",
@@ -118,7 +104,7 @@ static void test_node_object__new_node(void **state)
 	/* what is emitted reads back the same (strings that look like
 	 * numbers or booleans stay strings) */
 	cleanup_free char *text = yaml_emit(n, NULL);
-	cleanup_ynode struct ynode *back = parse(text);
+	cleanup_ynode struct ynode *back = y(text);
 	assert_true(ynode_equal(n, back));
 	assert_true(ynode_path(back, "status.capacity.cpu")->quoted);
 	assert_true(ynode_path(back, "status.conditions[0].status")->quoted);
@@ -164,24 +150,24 @@ static void test_node_object__keeps_what_others_wrote(void **state)
 {
 	(void)state;
 	cleanup_ynode struct ynode *n =
-	    parse("apiVersion: v1\n"
-		  "kind: Node\n"
-		  "metadata:\n"
-		  "  name: hollow-1\n"
-		  "  uid: u-1\n"
-		  "  resourceVersion: '42'\n"
-		  "  labels: {zone: a, kubernetes.io/hostname: old}\n"
-		  "spec:\n"
-		  "  podCIDR: 10.244.3.0/24\n"
-		  "  podCIDRs: [10.244.3.0/24]\n"
-		  "  unschedulable: true\n"
-		  "  taints: [{key: k, effect: NoSchedule}]\n"
-		  "status:\n"
-		  "  images: [{names: [x]}]\n"
-		  "  conditions:\n"
-		  "  - {type: NetworkUnavailable, status: 'False', lastTransitionTime: T}\n"
-		  "  - {type: Ready, status: Unknown, lastTransitionTime: T,\n"
-		  "     lastHeartbeatTime: T, reason: NodeStatusUnknown}\n");
+	    y("apiVersion: v1\n"
+	      "kind: Node\n"
+	      "metadata:\n"
+	      "  name: hollow-1\n"
+	      "  uid: u-1\n"
+	      "  resourceVersion: '42'\n"
+	      "  labels: {zone: a, kubernetes.io/hostname: old}\n"
+	      "spec:\n"
+	      "  podCIDR: 10.244.3.0/24\n"
+	      "  podCIDRs: [10.244.3.0/24]\n"
+	      "  unschedulable: true\n"
+	      "  taints: [{key: k, effect: NoSchedule}]\n"
+	      "status:\n"
+	      "  images: [{names: [x]}]\n"
+	      "  conditions:\n"
+	      "  - {type: NetworkUnavailable, status: 'False', lastTransitionTime: T}\n"
+	      "  - {type: Ready, status: Unknown, lastTransitionTime: T,\n"
+	      "     lastHeartbeatTime: T, reason: NodeStatusUnknown}\n");
 	struct node_facts f = facts();
 	node_object_apply(n, &f, T0);
 	assert_string_equal(str(n, "metadata.uid"), "u-1");
@@ -252,9 +238,9 @@ static void test_node_cidrs__held_and_claimed(void **state)
 	cleanup_free struct cidr *v = NULL;
 	size_t n = 0;
 	cleanup_ynode struct ynode *a =
-	    parse("spec: {podCIDR: 10.244.1.0/24, podCIDRs: [10.244.1.0/24, 10.245.0.0/24]}\n");
-	cleanup_ynode struct ynode *b = parse("spec: {podCIDR: not-a-cidr}\n");
-	cleanup_ynode struct ynode *c = parse("spec: {}\n");
+	    y("spec: {podCIDR: 10.244.1.0/24, podCIDRs: [10.244.1.0/24, 10.245.0.0/24]}\n");
+	cleanup_ynode struct ynode *b = y("spec: {podCIDR: not-a-cidr}\n");
+	cleanup_ynode struct ynode *c = y("spec: {}\n");
 	node_cidrs_held(a, &v, &n);
 	node_cidrs_held(b, &v, &n);
 	node_cidrs_held(c, &v, &n);
@@ -273,7 +259,7 @@ static void test_node_cidrs__held_and_claimed(void **state)
 	assert_int_equal(v[2].addr, 0x0af40900);
 	/* a claim without a renewTime is taken as fresh */
 	cleanup_ynode struct ynode *bare =
-	    parse("metadata: {annotations: {corral.io/pod-cidr-claim: 10.244.10.0/24}}\n");
+	    y("metadata: {annotations: {corral.io/pod-cidr-claim: 10.244.10.0/24}}\n");
 	node_cidr_claimed(bare, T0, &v, &n);
 	assert_int_equal(n, 4);
 }

@@ -20,25 +20,11 @@
 #include "loop.h"
 #include "podstatus.h"
 #include "runtime.h"
+#include "testlib.h"
 #include "timefmt.h"
 #include "util.h"
 
 #define T0 1796000000
-
-static struct ynode *parse(const char *text)
-{
-	struct ynode *n = NULL;
-	assert_int_equal(yaml_parse_one(text, strlen(text), &n, NULL), 0);
-	return n;
-}
-
-static const char *str(const struct ynode *n, const char *path)
-{
-	const char *s = ynode_path_str(n, path);
-	if (!s)
-		fail_msg("no %s", path);
-	return s;
-}
 
 static const char pod_yaml[] = "apiVersion: v1\n"
 			       "kind: Pod\n"
@@ -56,7 +42,7 @@ static void store_status(struct ynode *pod, struct ynode *status)
 {
 	cleanup_free char *text = yaml_emit(status, NULL);
 	ynode_free(status);
-	ynode_set(pod, "status", parse(text));
+	ynode_set(pod, "status", y(text));
 }
 
 static struct ynode *hollow_status(struct runtime *rt, const struct ynode *pod, time_t now)
@@ -75,7 +61,7 @@ static void test_podstatus__hollow_pod_runs_at_once(void **state)
 	assert_true(rt->wants_ip);
 	const char *reason, *message;
 	assert_true(runtime_ready(rt, &reason, &message));
-	cleanup_ynode struct ynode *pod = parse(pod_yaml);
+	cleanup_ynode struct ynode *pod = y(pod_yaml);
 	cleanup_ynode struct ynode *st = hollow_status(rt, pod, T0);
 	char now[RFC3339_SIZE];
 	rfc3339_format(T0, now);
@@ -125,7 +111,7 @@ static void test_podstatus__building_again_changes_nothing(void **state)
 {
 	(void)state;
 	cleanup_runtime struct runtime *rt = runtime_hollow_new();
-	cleanup_ynode struct ynode *pod = parse(pod_yaml);
+	cleanup_ynode struct ynode *pod = y(pod_yaml);
 	store_status(pod, hollow_status(rt, pod, T0));
 	/* later, as after an event of our own write or an agent restart */
 	cleanup_ynode struct ynode *again = hollow_status(rt, pod, T0 + 300);
@@ -180,7 +166,7 @@ static void test_podstatus__real_runtime_not_ready_is_pending_with_a_reason(void
 	assert_string_equal(reason, "KubeletNotReady");
 	assert_non_null(strstr(message, "network not ready"));
 
-	cleanup_ynode struct ynode *pod = parse(pod_yaml);
+	cleanup_ynode struct ynode *pod = y(pod_yaml);
 	struct pod_report r = {0};
 	assert_int_equal(runtime_sync_pod(rt, "dev/web", pod, NULL, &r, NULL), 0);
 	cleanup_ynode struct ynode *st = podstatus_build(pod, &r, "192.0.2.2", NULL, T0);
@@ -215,7 +201,7 @@ static void test_podstatus__pending_then_running_keeps_start_time(void **state)
 	(void)state;
 	cleanup_runtime struct runtime *real = real_runtime();
 	cleanup_runtime struct runtime *hollow = runtime_hollow_new();
-	cleanup_ynode struct ynode *pod = parse(pod_yaml);
+	cleanup_ynode struct ynode *pod = y(pod_yaml);
 	struct pod_report r = {0};
 	assert_int_equal(runtime_sync_pod(real, "dev/web", pod, NULL, &r, NULL), 0);
 	store_status(pod, podstatus_build(pod, &r, "192.0.2.2", NULL, T0));
@@ -237,12 +223,12 @@ static void test_podstatus__keeps_what_others_wrote(void **state)
 {
 	(void)state;
 	cleanup_runtime struct runtime *rt = runtime_hollow_new();
-	cleanup_ynode struct ynode *pod = parse(pod_yaml);
+	cleanup_ynode struct ynode *pod = y(pod_yaml);
 	ynode_set(pod, "status",
-		  parse("nominatedNodeName: hollow-1\n"
-			"conditions:\n"
-			"- {type: PodScheduled, status: 'True', lastTransitionTime: T}\n"
-			"- {type: DisruptionTarget, status: 'False', lastTransitionTime: T}\n"));
+		  y("nominatedNodeName: hollow-1\n"
+		    "conditions:\n"
+		    "- {type: PodScheduled, status: 'True', lastTransitionTime: T}\n"
+		    "- {type: DisruptionTarget, status: 'False', lastTransitionTime: T}\n"));
 	cleanup_ynode struct ynode *st = hollow_status(rt, pod, T0);
 	assert_string_equal(str(st, "nominatedNodeName"), "hollow-1");
 	const struct ynode *conds = ynode_get(st, "conditions");
@@ -256,7 +242,7 @@ static void test_podstatus__replaced_container_gets_new_times(void **state)
 {
 	(void)state;
 	cleanup_runtime struct runtime *rt = runtime_hollow_new();
-	cleanup_ynode struct ynode *pod = parse(pod_yaml);
+	cleanup_ynode struct ynode *pod = y(pod_yaml);
 	store_status(pod, hollow_status(rt, pod, T0));
 	/* same name, another pod (a new uid): other container IDs */
 	ynode_set(ynode_get(pod, "metadata"), "uid", ynode_new_str("u-2"));
@@ -339,7 +325,7 @@ static void test_podstatus_qos_class(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		cleanup_free char *text =
 		    xasprintf("spec: {containers: %s}\n", cases[i].containers);
-		cleanup_ynode struct ynode *pod = parse(text);
+		cleanup_ynode struct ynode *pod = y(text);
 		const char *got = podstatus_qos_class(pod);
 		if (strcmp(got, cases[i].want) != 0)
 			fail_msg("%s: %s, want %s", cases[i].containers, got, cases[i].want);

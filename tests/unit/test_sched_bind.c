@@ -14,21 +14,13 @@
 
 #include "bind.h"
 #include "loop.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
 
 #define POD                                                                                        \
 	"apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: dev\n  uid: u1\n"         \
 	"  resourceVersion: '12'\nspec:\n  containers:\n  - image: busybox\n    name: c\n"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 static void test_bind_doc__node_and_condition(void **state)
 {

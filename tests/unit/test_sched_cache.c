@@ -12,17 +12,9 @@
 #include "cache.h"
 #include "objects.h"
 #include "strmap.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 static struct sched_pod *parse_pod(const char *text)
 {

@@ -13,17 +13,9 @@
 #include "cache.h"
 #include "filter.h"
 #include "objects.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 /* A Ready node with cpu, memory and pods, labels and spec given as flow
  * mappings' insides ("role: a", "taints: [...]"). */

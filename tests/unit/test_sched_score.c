@@ -12,17 +12,9 @@
 #include "cache.h"
 #include "objects.h"
 #include "score.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
-
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
 
 static void add_node(struct sched_cache *c, const char *name, const char *cpu, const char *mem,
 		     const char *labels, const char *spec)

@@ -11,19 +11,11 @@
 
 #include "error.h"
 #include "selector.h"
+#include "testlib.h"
 #include "util.h"
 #include "ynode.h"
 
 /* One YAML document from text (flow style keeps the tests short). */
-static struct ynode *y(const char *text)
-{
-	struct ynode *doc = NULL;
-	cleanup_error struct error *err = NULL;
-	if (yaml_parse_one(text, strlen(text), &doc, &err) < 0)
-		fail_msg("bad test YAML \"%s\": %s", text, err->msg);
-	return doc;
-}
-
 enum form { LABELSELECTOR, MAP, STRING };
 
 static struct selector *parse_ok(enum form form, const char *text)
