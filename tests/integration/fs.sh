@@ -234,7 +234,7 @@ check "inotify sees a delete" grep -q 'DELETE web3.yaml' "$T/inotify.log"
 # ---- rm, rollback ----
 check "rm deletes" rm "$P/pods/web4.yaml"
 check "rm'd object is gone" test ! -e "$P/pods/web4.yaml"
-wait_for 5 sh -c "cd '$M' && git log -3 --format=%B | grep -q 'delete pod dev/web4'"
+history_settle
 check "the delete is in the history" sh -c "cd '$M' && git log --format=%B | grep -q 'delete pod dev/web4'"
 check "git show REV:path > path rolls back" sh -c "cd '$M' && rev=\$(git log -1 --format=%H -- namespaces/dev/pods/web4.yaml) && git show \$rev~1:namespaces/dev/pods/web4.yaml > namespaces/dev/pods/web4.yaml"
 check "the rolled back object is there again" grep -q 'name: web4' "$P/pods/web4.yaml"
