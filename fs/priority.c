@@ -167,6 +167,10 @@ static int priority__admit_pod(struct priority__index *x, struct admission_reque
 		priority__set(spec, "priorityClassName", ynode_new_str(class_name), &rq->changed);
 	priority__set(spec, "priority", ynode_new_int(out.value), &rq->changed);
 	priority__set(spec, "preemptionPolicy", ynode_new_str(policy), &rq->changed);
+	/* The object is stored normalized, its keys sorted (object.h):
+	 * an update compares it with the next one as it is. */
+	if (rq->changed)
+		ynode_sort(spec);
 	return 0;
 }
 
@@ -253,8 +257,10 @@ int priority_hook_reserve(void *state, struct admission_request *rq, void **clai
 	if (rq->old) {
 		/* Kubernetes keeps the old pod's priority on an update; the
 		 * pod's carry rule has done so before its update rules ran. */
-		if (priority_carry(rq->obj, rq->old))
+		if (priority_carry(rq->obj, rq->old)) {
+			ynode_sort(ynode_get(rq->obj, "spec"));
 			rq->changed = true;
+		}
 		return 0;
 	}
 	return priority__admit_pod(x, rq, err);

@@ -322,6 +322,28 @@ static void test_priority__update_keeps_the_admitted_values(void **state)
 	assert_int_equal(stored_priority(f->s, "web"), 100);
 }
 
+static void test_priority__admitted_pod_is_stored_normalized(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(put_class(f, "gold", 1000, false, NULL), 0);
+	assert_int_equal(put_pod(f, "web", "gold", NULL, NULL), 0);
+	struct store_record rec = {0};
+	assert_int_equal(store_get(f->s, "namespaces/dev/pods/web", &rec, NULL), 0);
+	/* The keys the hook set are in their sorted place. */
+	const char *pp = strstr(rec.yaml, "  preemptionPolicy:");
+	const char *pr = strstr(rec.yaml, "  priority:");
+	const char *pn = strstr(rec.yaml, "  priorityClassName:");
+	const char *rp = strstr(rec.yaml, "  restartPolicy:");
+	assert_true(pp && pr && pn && rp);
+	assert_true(pp < pr && pr < pn && pn < rp);
+	store_record_clear(&rec);
+
+	/* So writing the same manifest again changes nothing declared. */
+	assert_int_equal(put_pod(f, "web", "gold", NULL, NULL), 0);
+	cleanup_ynode struct ynode *o = stored(f->s, "namespaces/dev/pods/web");
+	assert_string_equal(stored_str(o, "metadata.generation"), "1");
+}
+
 static void test_priority__second_default_is_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -403,6 +425,7 @@ int main(void)
 	    T(test_priority__missing_class_is_refused_and_store_unchanged),
 	    T(test_priority__pod_setting_another_priority_is_refused),
 	    T(test_priority__update_keeps_the_admitted_values),
+	    T(test_priority__admitted_pod_is_stored_normalized),
 	    T(test_priority__second_default_is_refused),
 	    T(test_priority__default_in_flight_is_held),
 	};
