@@ -1,7 +1,9 @@
 /* admission.c: the table of corral-fs's admission hooks and the protocol
  * that runs them (see admission.h). The hooks themselves live with their
- * state (svcindex.c: Services' addresses and node ports). */
+ * state (svcindex.c: Services' addresses and node ports; priority.c: a
+ * pod's priority from its PriorityClass). */
 #include "admission.h"
+#include "priority.h"
 #include "svcindex.h"
 #include "util.h"
 
@@ -9,6 +11,10 @@
 #include <string.h>
 
 static const char *const admission__services[] = {"Service", NULL};
+/* Kubernetes' Priority plugin admits pods and PriorityClasses; only the
+ * classes are its state. */
+static const char *const admission__priority[] = {"Pod", "PriorityClass", NULL};
+static const char *const admission__priority_load[] = {"PriorityClass", NULL};
 
 static const struct admission_hook admission__table[] = {
     {
@@ -20,6 +26,17 @@ static const struct admission_hook admission__table[] = {
 	.reserve = svcindex_hook_reserve,
 	.settle = svcindex_hook_settle,
 	.unreserve = svcindex_hook_unreserve,
+    },
+    {
+	.name = "priority",
+	.kinds = admission__priority,
+	.load_kinds = admission__priority_load,
+	.init = priority_hook_init,
+	.fini = priority_hook_fini,
+	.load = priority_hook_load,
+	.reserve = priority_hook_reserve,
+	.settle = priority_hook_settle,
+	.unreserve = priority_hook_unreserve,
     },
 };
 
@@ -69,14 +86,24 @@ void admission_free(struct admission *a)
 	free(a);
 }
 
-static bool admission__applies(const struct admission_hook *h, const struct kind_info *k)
+static bool admission__listed(const char *const *kinds, const struct kind_info *k)
 {
-	if (!h->kinds)
+	if (!kinds)
 		return true;
-	for (const char *const *kp = h->kinds; *kp; kp++)
+	for (const char *const *kp = kinds; *kp; kp++)
 		if (k && strcmp(*kp, k->kind) == 0)
 			return true;
 	return false;
+}
+
+static bool admission__applies(const struct admission_hook *h, const struct kind_info *k)
+{
+	return admission__listed(h->kinds, k);
+}
+
+static bool admission__loads(const struct admission_hook *h, const struct kind_info *k)
+{
+	return h->load && admission__applies(h, k) && admission__listed(h->load_kinds, k);
 }
 
 bool admission_applies(const struct admission *a, const struct kind_info *k)
@@ -90,7 +117,7 @@ bool admission_applies(const struct admission *a, const struct kind_info *k)
 bool admission_wants_load(const struct admission *a, const struct kind_info *k)
 {
 	for (size_t i = 0; a && i < a->n; i++)
-		if (a->slots[i].hook->load && admission__applies(a->slots[i].hook, k))
+		if (admission__loads(a->slots[i].hook, k))
 			return true;
 	return false;
 }
@@ -99,7 +126,7 @@ void admission_load(struct admission *a, const struct admission_request *rq)
 {
 	for (size_t i = 0; a && i < a->n; i++) {
 		const struct admission_hook *h = a->slots[i].hook;
-		if (h->load && admission__applies(h, rq->kind))
+		if (admission__loads(h, rq->kind))
 			h->load(a->slots[i].state, rq);
 	}
 }

@@ -1,7 +1,8 @@
 /* admission.h: the admission hooks of corral-fs's write path, the checks
  * that look at other objects than the one written (the Service address
- * and nodePort index today; ResourceQuota, LimitRange, ServiceAccount and
- * StorageClass defaults, PriorityClass values next). A write is parsed,
+ * and nodePort index, a pod's priority from its PriorityClass today;
+ * ResourceQuota, LimitRange, ServiceAccount and StorageClass defaults
+ * next). A write is parsed,
  * validated against its kind and defaulted (object_build()), then passed
  * through every hook that applies to its kind, in table order, then
  * stored (write.h). Only the write path may refuse a write.
@@ -34,8 +35,8 @@
  * with rq->obj NULL and rq->old the stored object.
  *
  * At start, load is called (when set) with every stored object of the
- * hook's kinds, rq->old NULL, unchecked, so that the hook's state is the
- * store's.
+ * hook's load_kinds (its kinds when NULL), rq->old NULL, unchecked, so
+ * that the hook's state is the store's.
  *
  * Hooks run on many worker threads at once: each keeps its own state
  * thread-safe. They do no I/O on the mount and never block on another
@@ -71,6 +72,8 @@ struct admission_hook {
 	const char *name;				   /* "service-addresses": for the log */
 	const char *const *kinds;			   /* the kinds it applies to, NULL-ended;
 							      NULL: every kind */
+	const char *const *load_kinds;			   /* those of them load wants at start;
+							      NULL: all of them */
 	void *(*init)(const struct admission_config *cfg); /* its state */
 	void (*fini)(void *state);
 	void (*load)(void *state, const struct admission_request *rq); /* may be NULL */
@@ -93,7 +96,8 @@ struct admission *admission_new(const struct admission_hook *hooks, size_t n,
 void admission_free(struct admission *a);
 /* Whether any hook applies to kind k (a may be NULL: none does). */
 bool admission_applies(const struct admission *a, const struct kind_info *k);
-/* Whether a hook applies to kind k and wants its stored objects at start. */
+/* Whether a hook applies to kind k and wants its stored objects at start
+ * (k is one of its load_kinds). */
 bool admission_wants_load(const struct admission *a, const struct kind_info *k);
 void admission_load(struct admission *a, const struct admission_request *rq);
 

@@ -5,6 +5,7 @@
  * PersistentVolume. ReplicationController is core too but sits with the
  * other workload controllers in kinds_apps.c. Checks and defaults only:
  * no I/O, no other object (see validate_impl.h). */
+#include "kinds_scheduling.h"
 #include "names.h"
 #include "quantity.h"
 #include "util.h"
@@ -113,12 +114,19 @@ static void update_pod(struct vctx *c, const struct ynode *obj, const struct yno
 	free(p.buf);
 }
 
+/* What the Priority admission hook gave the pod at its create. */
+static void carry_pod(struct ynode *obj, const struct ynode *old)
+{
+	priority_carry(obj, old);
+}
+
 /* Pod */
 const struct kind_rules v_rules_pod = {
     .kind = KIND_POD,
     .name = names_dns1123_subdomain,
     .check = check_pod,
     .defaults = default_pod,
+    .carry = carry_pod,
     .update = update_pod,
 };
 

@@ -166,3 +166,21 @@ int priority_resolve(const struct ynode *pod_spec, const struct ynode *const *cl
 		    policy, out->policy);
 	return 0;
 }
+
+bool priority_carry(struct ynode *pod, const struct ynode *old)
+{
+	static const char *const admitted[] = {"priority", "preemptionPolicy", "priorityClassName"};
+	struct ynode *spec = ynode_get(pod, "spec");
+	const struct ynode *os = ynode_get(old, "spec");
+	bool changed = false;
+	if (!spec || spec->type != YNODE_MAP || !os || os->type != YNODE_MAP)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(admitted); i++) {
+		const struct ynode *was = ynode_get(os, admitted[i]);
+		if (v_node_empty(ynode_get(spec, admitted[i])) && !v_node_empty(was)) {
+			ynode_set(spec, admitted[i], ynode_clone(was));
+			changed = true;
+		}
+	}
+	return changed;
+}

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "ynode.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,5 +39,14 @@ struct priority_resolved {
  * part. */
 int priority_resolve(const struct ynode *pod_spec, const struct ynode *const *classes, size_t n,
 		     struct priority_resolved *out, struct error **err);
+
+/* On a pod update, what the create's admission gave the pod and the new
+ * document leaves out (spec.priority, spec.preemptionPolicy,
+ * spec.priorityClassName) comes back from the stored pod old, as
+ * Kubernetes keeps it; a value the document sets is left for the pod's
+ * update rules to judge. Returns whether pod changed. Pod's carry rule
+ * (kinds_core.c) calls it, so that writing the original manifest again is
+ * no change of the pod's fixed spec. */
+bool priority_carry(struct ynode *pod, const struct ynode *old);
 
 #endif
