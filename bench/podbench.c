@@ -89,17 +89,19 @@ int main(int argc, char **argv)
 				char dir[4096];
 				snprintf(dir, sizeof(dir), "--directory=%s", argv[2]);
 				char mach[64];
-				snprintf(mach, sizeof(mach), "--machine=bench-%d-%d", (int)getpid(), i);
-				execlp("systemd-nspawn", "systemd-nspawn", "--quiet", "--register=no",
-				       "--keep-unit", "--read-only", "--console=pipe",
-				       "--resolv-conf=off", "--timezone=off", "--link-journal=no", mach,
-				       dir, "/bin/true", (char *)NULL);
+				snprintf(mach, sizeof(mach), "--machine=bench-%d-%d", (int)getpid(),
+					 i);
+				execlp("systemd-nspawn", "systemd-nspawn", "--quiet",
+				       "--register=no", "--keep-unit", "--read-only",
+				       "--console=pipe", "--resolv-conf=off", "--timezone=off",
+				       "--link-journal=no", mach, dir, "/bin/true", (char *)NULL);
 				_exit(127);
 			}
 			int st;
 			waitpid(pid, &st, 0);
 			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-				fprintf(stderr, "podbench: systemd-nspawn /bin/true failed (%d)\n", st);
+				fprintf(stderr, "podbench: systemd-nspawn /bin/true failed (%d)\n",
+					st);
 				return 1;
 			}
 			v[i] = now_ms() - t0;
@@ -126,7 +128,8 @@ int main(int argc, char **argv)
 			while (!running(dir, i)) {
 				wait_event(ino);
 				if (now_ms() - t0 > 60000) {
-					fprintf(stderr, "podbench: bench-%d not Running after 60 s\n", i);
+					fprintf(stderr,
+						"podbench: bench-%d not Running after 60 s\n", i);
 					return 1;
 				}
 			}

@@ -102,10 +102,11 @@ static void die(const char *what)
 	exit(1);
 }
 
-static const char *pod_fmt = "apiVersion: v1\nkind: Pod\nmetadata: {name: flip, labels: {app: flip}}\n"
-			     "spec:\n  nodeName: nowhere\n  containers: [{name: c, image: busybox}]\n"
-			     "status:\n  phase: Running\n  podIP: 10.244.251.9\n"
-			     "  conditions: [{type: Ready, status: '%s'}]\n";
+static const char *pod_fmt =
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: flip, labels: {app: flip}}\n"
+    "spec:\n  nodeName: nowhere\n  containers: [{name: c, image: busybox}]\n"
+    "status:\n  phase: Running\n  podIP: 10.244.251.9\n"
+    "  conditions: [{type: Ready, status: '%s'}]\n";
 
 /* Whether the endpoints text shows the pod ready (1), unready (0), or
  * not at all (-1). */
@@ -310,8 +311,8 @@ static int run_services(void)
 			for (char *q = buf; q < buf + n;) {
 				struct inotify_event *ev = (struct inotify_event *)q;
 				long i = -1;
-				if (ev->len && sscanf(ev->name, "svc-%05ld.yaml", &i) == 1 && i >= 0 &&
-				    i < count && !done[i] && allocated(ev->name)) {
+				if (ev->len && sscanf(ev->name, "svc-%05ld.yaml", &i) == 1 &&
+				    i >= 0 && i < count && !done[i] && allocated(ev->name)) {
 					done[i] = true;
 					ndone++;
 					last = now_s();
@@ -337,12 +338,23 @@ int main(int argc, char **argv)
 	optind = 2;
 	while ((c = getopt(argc, argv, "m:N:n:t:w")) != -1) {
 		switch (c) {
-		case 'm': mount_dir = optarg; break;
-		case 'N': ns = optarg; break;
-		case 'n': count = atol(optarg); break;
-		case 't': threads = atoi(optarg); break;
-		case 'w': wait_alloc = true; break;
-		default: return 2;
+		case 'm':
+			mount_dir = optarg;
+			break;
+		case 'N':
+			ns = optarg;
+			break;
+		case 'n':
+			count = atol(optarg);
+			break;
+		case 't':
+			threads = atoi(optarg);
+			break;
+		case 'w':
+			wait_alloc = true;
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (!mount_dir || count < 1 || threads < 1)

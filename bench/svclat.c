@@ -98,12 +98,13 @@ int main(int argc, char **argv)
 		char text[1024], ip[32], needle[64];
 		snprintf(ip, sizeof(ip), "10.244.250.%d", k % 200 + 2);
 		snprintf(needle, sizeof(needle), "ip: %s", ip);
-		int len = snprintf(text, sizeof(text),
-				   "apiVersion: v1\nkind: Pod\nmetadata: {name: lat, labels: {app: lat}}\n"
-				   "spec:\n  nodeName: ghost\n  containers: [{name: c, image: busybox}]\n"
-				   "status:\n  phase: Running\n  podIP: %s\n"
-				   "  conditions: [{type: Ready, status: 'True'}]\n",
-				   ip);
+		int len = snprintf(
+		    text, sizeof(text),
+		    "apiVersion: v1\nkind: Pod\nmetadata: {name: lat, labels: {app: lat}}\n"
+		    "spec:\n  nodeName: ghost\n  containers: [{name: c, image: busybox}]\n"
+		    "status:\n  phase: Running\n  podIP: %s\n"
+		    "  conditions: [{type: Ready, status: 'True'}]\n",
+		    ip);
 		uint32_t want;
 		inet_pton(AF_INET, ip, &want);
 		int wfd = open(podfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -123,8 +124,9 @@ int main(int argc, char **argv)
 			if (ep[k] && dns[k] && !nft[k] && nft_has(table, ip))
 				nft[k] = now_ms() - t0;
 			if (now_ms() - t0 > 10000) {
-				fprintf(stderr, "svclat: change %d not seen everywhere in 10 s "
-						"(endpoints %s, dns %s, rules %s)\n",
+				fprintf(stderr,
+					"svclat: change %d not seen everywhere in 10 s "
+					"(endpoints %s, dns %s, rules %s)\n",
 					k, ep[k] ? "yes" : "no", dns[k] ? "yes" : "no",
 					nft[k] ? "yes" : "no");
 				return 1;

@@ -18,7 +18,6 @@ struct adopt__job {
 	adopt_filter_fn filter;
 };
 
-
 void adopt_owner_init(struct adopt_owner *o, const struct ynode *owner, const char *api_version,
 		      const char *kind)
 {

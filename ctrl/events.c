@@ -10,8 +10,8 @@
 #include "keymap.h"
 #include "log.h"
 #include "obj.h"
-#include "util.h"
 #include "treepath.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -21,10 +21,10 @@
 #include "owners.h"
 #include "throttle.h"
 #include "timefmt.h"
+#include "treepath.h"
 #include "util.h"
 #include "workqueue.h"
 #include "write.h"
-#include "treepath.h"
 
 #include <errno.h>
 #include <stdint.h>

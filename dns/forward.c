@@ -14,7 +14,7 @@
 
 #define FORWARD__MAX_INFLIGHT  4096
 #define FORWARD__MAX_UPSTREAMS 8
-#define FORWARD__TICK_MS 50 /* how late a timeout may be noticed */
+#define FORWARD__TICK_MS       50 /* how late a timeout may be noticed */
 
 struct forward__pending {
 	struct forward__pending *prev, *next; /* by deadline */

@@ -9,10 +9,10 @@
 #ifndef CORRAL_DNS_FORWARD_H
 #define CORRAL_DNS_FORWARD_H
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "error.h"
@@ -26,7 +26,7 @@ struct forward_client {
 	uint64_t conn;		      /* TCP: the connection's id */
 	struct sockaddr_storage addr; /* UDP: the client's address */
 	socklen_t addrlen;
-	bool has_local;	     /* UDP: local, the address the query was sent to */
+	bool has_local; /* UDP: local, the address the query was sent to */
 	struct in_addr local;
 	uint64_t start_ns; /* when the query came */
 };

@@ -122,7 +122,6 @@ static int drop_privileges(const char *user, struct error **err)
 	return 0;
 }
 
-
 int main(int argc, char **argv)
 {
 	struct dns_config cfg = {0};

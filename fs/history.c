@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HISTORY_BATCH 4096	   /* outbox entries per commit at most */
-#define HISTORY_REPACK_EVERY 256   /* commits between incremental repacks */
-#define HISTORY_FULL_REPACK_EVERY 8 /* incremental repacks between full ones */
-#define HISTORY_IDLE_REPACK 32	   /* commits that make an idle writer repack */
-#define HISTORY_BACKLOG 64	   /* pending changes beyond which a file's changes merge */
+#define HISTORY_BATCH		  4096 /* outbox entries per commit at most */
+#define HISTORY_REPACK_EVERY	  256  /* commits between incremental repacks */
+#define HISTORY_FULL_REPACK_EVERY 8    /* incremental repacks between full ones */
+#define HISTORY_IDLE_REPACK	  32   /* commits that make an idle writer repack */
+#define HISTORY_BACKLOG		  64   /* pending changes beyond which a file's changes merge */
 
 struct history {
 	git_repository *repo;
@@ -43,7 +43,8 @@ extern char **environ;
 static int history__git_err(struct error **err, const char *what)
 {
 	const git_error *e = git_error_last();
-	return error_set(err, EIO, "history: %s: %s", what, e && e->message ? e->message : "failed");
+	return error_set(err, EIO, "history: %s: %s", what,
+			 e && e->message ? e->message : "failed");
 }
 
 static uint64_t history__trailer_rev(const char *msg)
@@ -74,8 +75,7 @@ static void history__drop_stale_locks(struct history *h)
 	git_reference_free(head);
 }
 
-int history_open(const char *gitdir, struct store *store, struct history **out,
-		 struct error **err)
+int history_open(const char *gitdir, struct store *store, struct history **out, struct error **err)
 {
 	git_libgit2_init();
 	/* Keep libgit2's object cache small: corral-fs has an RSS budget. */
@@ -154,10 +154,10 @@ static int history__signature(git_signature **sig, const char *who, int64_t when
 
 static void history__repack(struct history *h)
 {
-	const char *full[] = {"git", "--git-dir", h->gitdir, "-c", "pack.threads=1", "repack",
-			      "-a", "-d", "-q", NULL};
-	const char *incr[] = {"git", "--git-dir", h->gitdir, "-c", "pack.threads=1", "repack",
-			      "-d", "-q", NULL};
+	const char *full[] = {"git",	"--git-dir", h->gitdir, "-c", "pack.threads=1",
+			      "repack", "-a",	     "-d",	"-q", NULL};
+	const char *incr[] = {"git",	"--git-dir", h->gitdir, "-c", "pack.threads=1",
+			      "repack", "-d",	     "-q",	NULL};
 	bool all = ++h->repacks % HISTORY_FULL_REPACK_EVERY == 0;
 	pid_t pid;
 	if (posix_spawnp(&pid, "git", NULL, NULL, (char **)(all ? full : incr), environ) != 0) {
@@ -267,9 +267,9 @@ static int history__commit(struct history *h, struct store_outbox_entry *e, size
 			memcpy(msg + len, line, l + 1);
 			len += l;
 		}
-		cleanup_free char *tail = xasprintf("%s\nCorral-Revision: %llu\n",
-						    n > 64 ? "- ...\n" : "",
-						    (unsigned long long)last);
+		cleanup_free char *tail =
+		    xasprintf("%s\nCorral-Revision: %llu\n", n > 64 ? "- ...\n" : "",
+			      (unsigned long long)last);
 		msg = xrealloc(msg, len + strlen(tail) + 1);
 		strcpy(msg + len, tail);
 	}
@@ -370,7 +370,7 @@ static void *history__run(void *arg)
 		if (n == 0)
 			store_outbox_wait(h->store, seen, 1000);
 		continue;
-fail:
+	fail:
 		log_error("%s", err ? err->msg : "history: failed");
 		error_free(err);
 		store_outbox_free(e, n);

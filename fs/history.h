@@ -17,8 +17,7 @@
 
 struct history;
 
-int history_open(const char *gitdir, struct store *store, struct history **out,
-		 struct error **err);
+int history_open(const char *gitdir, struct store *store, struct history **out, struct error **err);
 /* Starts the writer thread. */
 int history_start(struct history *h, struct error **err);
 /* Stops the writer (after the commit in progress) and frees h. */

@@ -15,8 +15,8 @@
 /* metadata fields the server owns: never declared, never taken from a
  * write. */
 static const char *object__server_fields[] = {
-	"uid", "resourceVersion", "generation", "creationTimestamp", "selfLink",
-	"managedFields", "deletionTimestamp", "deletionGracePeriodSeconds",
+    "uid",	"resourceVersion", "generation",	"creationTimestamp",
+    "selfLink", "managedFields",   "deletionTimestamp", "deletionGracePeriodSeconds",
 };
 
 void object_new_uid(char out[37])
@@ -32,10 +32,9 @@ void object_new_uid(char out[37])
 	}
 	b[6] = (b[6] & 0x0f) | 0x40;
 	b[8] = (b[8] & 0x3f) | 0x80;
-	snprintf(out, 37,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-		 b[12], b[13], b[14], b[15]);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
 }
 
 static bool object__controller_owned(const struct ynode *obj)
@@ -106,8 +105,8 @@ static void object__diff(const struct ynode *a, const struct ynode *b, const cha
 				const char *key = ynode_map_key(x, i)->str;
 				if (pass && ynode_get(y, key))
 					continue; /* seen in the first pass */
-				cleanup_free char *p = *prefix ? xasprintf("%s.%s", prefix, key)
-							      : xstrdup(key);
+				cleanup_free char *p =
+				    *prefix ? xasprintf("%s.%s", prefix, key) : xstrdup(key);
 				object__diff(ynode_get(a, key), ynode_get(b, key), p, paths, n, max,
 					     more);
 			}
@@ -164,7 +163,9 @@ int object_build(struct object_build *b, struct error **err)
 	if ((r = yaml_parse_one(b->text, b->len, &obj, err)) < 0)
 		return r;
 	if (obj->type != YNODE_MAP)
-		return error_set(err, EINVAL, "the document is not a mapping (an object needs apiVersion, kind and metadata)");
+		return error_set(err, EINVAL,
+				 "the document is not a mapping (an object needs apiVersion, kind "
+				 "and metadata)");
 	if (b->old_yaml && yaml_parse_one(b->old_yaml, b->old_len, &old, err) < 0) {
 		error_prefix(err, "the stored object does not parse");
 		if (err && *err)
@@ -175,11 +176,12 @@ int object_build(struct object_build *b, struct error **err)
 	const char *kind = ynode_str(ynode_get(obj, "kind"));
 	const char *api = ynode_str(ynode_get(obj, "apiVersion"));
 	if (!kind || !*kind)
-		return error_set(err, EINVAL, "kind: Required value (this folder holds %s objects)", k->kind);
+		return error_set(err, EINVAL, "kind: Required value (this folder holds %s objects)",
+				 k->kind);
 	if (strcmp(kind, k->kind) != 0)
 		return error_set(err, EINVAL,
-				 "kind: Invalid value: \"%s\": this folder holds %s objects",
-				    kind, k->kind);
+				 "kind: Invalid value: \"%s\": this folder holds %s objects", kind,
+				 k->kind);
 	if (!api || !*api)
 		return error_set(err, EINVAL, "apiVersion: Required value (%s is %s)", k->kind,
 				 k->api_versions[0]);
@@ -195,8 +197,10 @@ int object_build(struct object_build *b, struct error **err)
 	const struct ynode *name = ynode_get(md, "name");
 	if (name && (name->type != YNODE_SCALAR || strcmp(name->str, b->name) != 0))
 		return error_set(err, EINVAL,
-				 "metadata.name: Invalid value: \"%s\": does not match the file name \"%s.yaml\"",
-				    name->type == YNODE_SCALAR ? name->str : "(not a string)", b->name);
+				 "metadata.name: Invalid value: \"%s\": does not match the file "
+				 "name \"%s.yaml\"",
+				 name->type == YNODE_SCALAR ? name->str : "(not a string)",
+				 b->name);
 	if (!name)
 		ynode_set(md, "name", ynode_new_str(b->name));
 	const struct ynode *ns = ynode_get(md, "namespace");
@@ -204,8 +208,10 @@ int object_build(struct object_build *b, struct error **err)
 		if (ns && !ynode_is_null(ns) &&
 		    (ns->type != YNODE_SCALAR || strcmp(ns->str, b->ns) != 0))
 			return error_set(err, EINVAL,
-					 "metadata.namespace: Invalid value: \"%s\": the file is in namespace \"%s\"",
-					    ns->type == YNODE_SCALAR ? ns->str : "(not a string)", b->ns);
+					 "metadata.namespace: Invalid value: \"%s\": the file is "
+					 "in namespace \"%s\"",
+					 ns->type == YNODE_SCALAR ? ns->str : "(not a string)",
+					 b->ns);
 		ynode_set(md, "namespace", ynode_new_str(b->ns));
 	} else if (ns && !ynode_is_null(ns) && !(ns->type == YNODE_SCALAR && ns->len == 0)) {
 		return error_set(err, EINVAL,
@@ -223,7 +229,8 @@ int object_build(struct object_build *b, struct error **err)
 	if (rv && *rv) {
 		if (!old_rv)
 			return error_set(err, EAGAIN,
-					 "metadata.resourceVersion: Conflict: \"%s\" was given but the object no longer exists",
+					 "metadata.resourceVersion: Conflict: \"%s\" was given but "
+					 "the object no longer exists",
 					 rv);
 		if (strcmp(rv, old_rv) != 0) {
 			/* Written over an older version: a conflict at once if
@@ -234,9 +241,12 @@ int object_build(struct object_build *b, struct error **err)
 			unsigned long long cur = strtoull(old_rv, NULL, 10);
 			unsigned long long decl = b->old_decl_rv ? b->old_decl_rv : cur;
 			if (*end || seen > cur || seen < decl)
-				return error_set(err, EAGAIN,
-						 "metadata.resourceVersion: Conflict: the object has been modified (stored %s, written %s); read it again and apply your change to the latest version",
-						 old_rv, rv);
+				return error_set(
+				    err, EAGAIN,
+				    "metadata.resourceVersion: Conflict: the object has been "
+				    "modified (stored %s, written %s); read it again and apply "
+				    "your change to the latest version",
+				    old_rv, rv);
 			stale_rv = xstrdup(rv);
 		}
 	}
@@ -244,7 +254,8 @@ int object_build(struct object_build *b, struct error **err)
 	const char *old_uid = old ? ynode_path_str(old, "metadata.uid") : NULL;
 	if (uid && *uid && old_uid && strcmp(uid, old_uid) != 0)
 		return error_set(err, EAGAIN,
-				 "metadata.uid: Conflict: written %s but the stored object is %s (it was replaced)",
+				 "metadata.uid: Conflict: written %s but the stored object is %s "
+				 "(it was replaced)",
 				 uid, old_uid);
 
 	if ((r = validate_object(k, obj, old, err)) < 0)
@@ -303,7 +314,9 @@ int object_build(struct object_build *b, struct error **err)
 		 * spec and status apart; a status write is still a conflict. */
 		if (!b->decl_changed)
 			return error_set(err, EAGAIN,
-					 "metadata.resourceVersion: Conflict: the object has been modified (stored %s, written %s); read it again and apply your change to the latest version",
+					 "metadata.resourceVersion: Conflict: the object has been "
+					 "modified (stored %s, written %s); read it again and "
+					 "apply your change to the latest version",
 					 old_rv, stale_rv);
 		ynode_del(obj, "status");
 		if (ynode_get(old, "status"))
@@ -314,8 +327,8 @@ int object_build(struct object_build *b, struct error **err)
 	bool was_declared = old && k->history && !object__controller_owned(old);
 	if (declared && !(was_declared && ynode_equal(old_decl, new_decl))) {
 		b->declared = yaml_emit(new_decl, NULL);
-		b->message = object__message(k, b->ns, b->name, was_declared ? old_decl : NULL,
-					     new_decl);
+		b->message =
+		    object__message(k, b->ns, b->name, was_declared ? old_decl : NULL, new_decl);
 	} else if (!declared && was_declared) {
 		/* Taken over by a controller: it leaves the declared tree. */
 		b->message = object_delete_message(k, b->ns, b->name);
@@ -338,7 +351,8 @@ void object_build_clear(struct object_build *b)
 static int object__check_drop_doc(const char *ns, struct ynode *doc, struct error **err)
 {
 	if (doc->type != YNODE_MAP)
-		return error_set(err, EINVAL, "not a mapping (an object needs apiVersion, kind and metadata)");
+		return error_set(err, EINVAL,
+				 "not a mapping (an object needs apiVersion, kind and metadata)");
 	const char *kind = ynode_str(ynode_get(doc, "kind"));
 	const char *api = ynode_str(ynode_get(doc, "apiVersion"));
 	const char *name = ynode_path_str(doc, "metadata.name");
@@ -346,18 +360,27 @@ static int object__check_drop_doc(const char *ns, struct ynode *doc, struct erro
 		return error_set(err, EINVAL, "kind: Required value");
 	const struct kind_info *k = kinds_by_kind(kind);
 	if (!k)
-		return error_set(err, EINVAL, "kind: Unsupported value: \"%s\": corral has no folder for it", kind);
+		return error_set(err, EINVAL,
+				 "kind: Unsupported value: \"%s\": corral has no folder for it",
+				 kind);
 	if (!api || !kinds_api_version_ok(k, api))
-		return error_set(err, EINVAL, "apiVersion: Unsupported value: \"%s\": %s is served as %s",
+		return error_set(err, EINVAL,
+				 "apiVersion: Unsupported value: \"%s\": %s is served as %s",
 				 api ? api : "", k->kind, k->api_versions[0]);
 	if (!name || !*name)
-		return error_set(err, EINVAL, "metadata.name: Required value (a drop box has no file name to take it from)");
+		return error_set(
+		    err, EINVAL,
+		    "metadata.name: Required value (a drop box has no file name to take it from)");
 	const char *dns = ynode_path_str(doc, "metadata.namespace");
 	if (k->namespaced && ns && dns && *dns && strcmp(dns, ns) != 0)
-		return error_set(err, EINVAL,
-				 "metadata.namespace: Invalid value: \"%s\": dropped into namespace \"%s\"", dns, ns);
+		return error_set(
+		    err, EINVAL,
+		    "metadata.namespace: Invalid value: \"%s\": dropped into namespace \"%s\"", dns,
+		    ns);
 	if (!k->namespaced && dns && *dns)
-		return error_set(err, EINVAL, "metadata.namespace: Forbidden: %s objects are not namespaced", k->kind);
+		return error_set(err, EINVAL,
+				 "metadata.namespace: Forbidden: %s objects are not namespaced",
+				 k->kind);
 	cleanup_ynode struct ynode *copy = ynode_clone(doc);
 	return validate_object(k, copy, NULL, err);
 }

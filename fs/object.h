@@ -22,18 +22,18 @@
 struct object_build {
 	/* In. */
 	const struct kind_info *kind;
-	const char *ns;	      /* NULL for cluster-scoped kinds */
-	const char *name;     /* from the file name */
-	const char *text;     /* what was written */
+	const char *ns;	  /* NULL for cluster-scoped kinds */
+	const char *name; /* from the file name */
+	const char *text; /* what was written */
 	size_t len;
 	const char *old_yaml; /* the stored object, NULL on create */
 	size_t old_len;
 	uint64_t old_decl_rv; /* revision of its last declared change (0: unknown) */
 	/* Out. */
-	struct ynode *obj;    /* to store (resourceVersion set by the store) */
-	char *declared;	      /* declared form for the history, or NULL */
-	char *message;	      /* commit message, when declared is set */
-	bool decl_changed;    /* the declared part differs from the stored one */
+	struct ynode *obj; /* to store (resourceVersion set by the store) */
+	char *declared;	   /* declared form for the history, or NULL */
+	char *message;	   /* commit message, when declared is set */
+	bool decl_changed; /* the declared part differs from the stored one */
 };
 
 int object_build(struct object_build *b, struct error **err);

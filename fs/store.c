@@ -37,7 +37,7 @@ struct store {
 	MDB_env *env;
 	MDB_dbi objects, outbox, meta;
 	MDB_dbi declrv; /* key -> revision of its last declared change */
-	uint64_t rev; /* last committed revision; under lock */
+	uint64_t rev;	/* last committed revision; under lock */
 
 	pthread_mutex_t lock;
 	pthread_cond_t done_cond;   /* a batch finished */
@@ -159,8 +159,10 @@ static int store__outbox_put(struct store *s, MDB_txn *txn, const struct store_c
 {
 	char when[24];
 	snprintf(when, sizeof(when), "%lld", (long long)c->mtime_ns);
-	const char *fields[] = {c->history_path, c->author ? c->author : "corral <corral@localhost>",
-				c->message ? c->message : "", when,
+	const char *fields[] = {c->history_path,
+				c->author ? c->author : "corral <corral@localhost>",
+				c->message ? c->message : "",
+				when,
 				c->history_yaml ? "1" : "0",
 				c->history_yaml ? c->history_yaml : ""};
 	size_t total = 0;
@@ -183,8 +185,8 @@ static int store__outbox_put(struct store *s, MDB_txn *txn, const struct store_c
 
 /* Applies one change inside txn. A negative result with *fatal false only
  * fails this change; with *fatal true the transaction is lost. */
-static int store__apply_one(struct store *s, MDB_txn *txn, uint64_t *rev,
-			    struct store_change *c, bool *fatal, struct error **err)
+static int store__apply_one(struct store *s, MDB_txn *txn, uint64_t *rev, struct store_change *c,
+			    bool *fatal, struct error **err)
 {
 	MDB_val k = {.mv_size = strlen(c->key), .mv_data = (void *)c->key}, v;
 	int rc = mdb_get(txn, s->objects, &k, &v);
@@ -196,15 +198,16 @@ static int store__apply_one(struct store *s, MDB_txn *txn, uint64_t *rev,
 	if (!c->obj && rc == MDB_NOTFOUND)
 		return error_set(err, ENOENT, "%s: no such object", c->key);
 	if (cur_rv != c->expect_rv)
-		return error_set(err, EAGAIN, "%s: changed meanwhile (revision %llu, expected %llu)",
-				 c->key, (unsigned long long)cur_rv,
-				 (unsigned long long)c->expect_rv);
+		return error_set(err, EAGAIN,
+				 "%s: changed meanwhile (revision %llu, expected %llu)", c->key,
+				 (unsigned long long)cur_rv, (unsigned long long)c->expect_rv);
 	c->rv = *rev + 1;
 	c->mtime_ns = store__now_ns();
 	if (c->obj) {
 		char rvbuf[24];
 		snprintf(rvbuf, sizeof(rvbuf), "%llu", (unsigned long long)c->rv);
-		ynode_set(ynode_get_map(c->obj, "metadata"), "resourceVersion", ynode_new_str(rvbuf));
+		ynode_set(ynode_get_map(c->obj, "metadata"), "resourceVersion",
+			  ynode_new_str(rvbuf));
 		free(c->yaml);
 		c->yaml = yaml_emit(c->obj, &c->yaml_len);
 		v.mv_size = 16 + c->yaml_len;

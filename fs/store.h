@@ -23,18 +23,18 @@ struct store;
 
 struct store_change {
 	const char *key;
-	struct ynode *obj;	    /* what to store; NULL deletes; its
-				       metadata.resourceVersion is set here */
-	uint64_t expect_rv;	    /* the revision this change was built on;
-				       0: the key must not exist */
-	const char *history_path;   /* non-NULL: queue for the history */
-	const char *history_yaml;   /* declared form; NULL: a deletion */
-	const char *message;	    /* one line for `git log --oneline` */
-	const char *author;	    /* "name <email>" */
-	bool decl_changed;	    /* the declared part changed (or was made) */
+	struct ynode *obj;	  /* what to store; NULL deletes; its
+				     metadata.resourceVersion is set here */
+	uint64_t expect_rv;	  /* the revision this change was built on;
+				     0: the key must not exist */
+	const char *history_path; /* non-NULL: queue for the history */
+	const char *history_yaml; /* declared form; NULL: a deletion */
+	const char *message;	  /* one line for `git log --oneline` */
+	const char *author;	  /* "name <email>" */
+	bool decl_changed;	  /* the declared part changed (or was made) */
 	/* Results, set by store_apply(). */
-	uint64_t rv;		    /* the change's revision */
-	char *yaml;		    /* the stored text (malloc'd), not on delete */
+	uint64_t rv; /* the change's revision */
+	char *yaml;  /* the stored text (malloc'd), not on delete */
 	size_t yaml_len;
 	int64_t mtime_ns;
 };
@@ -50,8 +50,8 @@ struct store_record {
 
 struct store_outbox_entry {
 	uint64_t rv;
-	char *path;    /* history path, "namespaces/dev/pods/myweb.yaml" */
-	char *yaml;    /* NULL: deleted */
+	char *path; /* history path, "namespaces/dev/pods/myweb.yaml" */
+	char *yaml; /* NULL: deleted */
 	char *message;
 	char *author;
 	int64_t when_ns;
@@ -66,8 +66,7 @@ void store_close(struct store *s);
 int store_apply(struct store *s, struct store_change *c, struct error **err);
 
 /* Reads one object; -ENOENT if absent. */
-int store_get(struct store *s, const char *key, struct store_record *rec,
-	      struct error **err);
+int store_get(struct store *s, const char *key, struct store_record *rec, struct error **err);
 void store_record_clear(struct store_record *rec);
 
 /* Calls fn for every object in key order (without loading their text when

@@ -76,8 +76,8 @@ struct node {
 	/* Folder children, in insertion order. */
 	struct node *first, *last, *prev, *next;
 	size_t nkids;
-	struct node *ino_next;	 /* hash chain by ino */
-	struct node *name_next;	 /* hash chain by (parent, name) */
+	struct node *ino_next;	/* hash chain by ino */
+	struct node *name_next; /* hash chain by (parent, name) */
 };
 
 struct tree;

@@ -23,7 +23,7 @@
  * On failure obj is left exactly as written. Server-set metadata (uid,
  * resourceVersion, creationTimestamp, generation) and status are the
  * caller's; unknown fields are kept. */
-int validate_object(const struct kind_info *k, struct ynode *obj,
-		    const struct ynode *old, struct error **err);
+int validate_object(const struct kind_info *k, struct ynode *obj, const struct ynode *old,
+		    struct error **err);
 
 #endif

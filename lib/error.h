@@ -15,10 +15,9 @@ struct error {
 
 /* Sets *err (if err is not NULL) and returns -status. */
 int error_set(struct error **err, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Prepends "context: " to the message. */
-void error_prefix(struct error **err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void error_prefix(struct error **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void error_free(struct error *e);
 void error_freep(struct error **e);
 

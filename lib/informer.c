@@ -34,23 +34,23 @@
 
 #define INFORMER__RETRY_MIN_MS 10
 #define INFORMER__RETRY_MAX_MS 1000
-#define INFORMER__NS_TRIES 30 /* then only a relist looks again */
+#define INFORMER__NS_TRIES     30 /* then only a relist looks again */
 
-#define INFORMER__ROOT_MASK                                                          \
-	(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF |      \
-	 IN_MOVE_SELF | IN_ONLYDIR)
-#define INFORMER__KIND_MASK                                                          \
-	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | \
+#define INFORMER__ROOT_MASK                                                                        \
+	(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF |     \
+	 IN_ONLYDIR)
+#define INFORMER__KIND_MASK                                                                        \
+	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF |               \
 	 IN_MOVE_SELF | IN_ONLYDIR)
 #define INFORMER__NSDIR_MASK (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
 
 /* One file of the kind's folder that looked like an object. */
 struct informer__obj {
-	char *name;	    /* first: trees compare by it; without ".yaml" */
-	char *key;	    /* "ns/name" or "name" */
-	struct ynode *obj;  /* the last version that parsed; NULL if none did */
-	uint64_t hash;	    /* of the bytes last read */
-	unsigned gen;	    /* the listing that last saw the file */
+	char *name;	   /* first: trees compare by it; without ".yaml" */
+	char *key;	   /* "ns/name" or "name" */
+	struct ynode *obj; /* the last version that parsed; NULL if none did */
+	uint64_t hash;	   /* of the bytes last read */
+	unsigned gen;	   /* the listing that last saw the file */
 };
 
 /* A namespace; the one record of a cluster-scoped kind has the name "". */
@@ -84,16 +84,16 @@ struct informer__listener {
 struct informer {
 	struct loop *loop;
 	char *plural;
-	char *root;		/* <mount>/namespaces, or <mount>/<plural> */
+	char *root; /* <mount>/namespaces, or <mount>/<plural> */
 	bool namespaced;
-	int ifd;		/* inotify, -1 before start */
-	int root_wd;		/* namespaced: watch on root; -1 when lost */
-	bool unmounted;		/* saw IN_UNMOUNT: keep the cache until back */
+	int ifd;	/* inotify, -1 before start */
+	int root_wd;	/* namespaced: watch on root; -1 when lost */
+	bool unmounted; /* saw IN_UNMOUNT: keep the cache until back */
 	bool started;
-	void *nss;		/* tree of struct informer__ns */
-	void *watches;		/* tree of struct informer__watch */
-	size_t count;		/* objects with obj != NULL */
-	unsigned gen;		/* listing generation */
+	void *nss;     /* tree of struct informer__ns */
+	void *watches; /* tree of struct informer__watch */
+	size_t count;  /* objects with obj != NULL */
+	unsigned gen;  /* listing generation */
 	struct informer__listener *listeners;
 	size_t nlisteners;
 	uint64_t resync_ms;
@@ -104,9 +104,9 @@ struct informer {
 	 * period: an editor's save renames the file away before it writes the
 	 * new one, and watchers must not see that as a deletion. */
 	struct informer__gone {
-		char *ns;   /* NULL for cluster-scoped kinds */
+		char *ns; /* NULL for cluster-scoped kinds */
 		char *name;
-	} *gone;
+	} * gone;
 	size_t ngone;
 	struct loop_timer *gone_timer;
 	uint64_t grace_ms; /* INFORMER__GONE_GRACE_MS unless set */
@@ -337,7 +337,8 @@ static void informer__on_gone(struct loop *loop, struct loop_timer *t, void *dat
 	inf->gone = NULL;
 	inf->ngone = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct informer__ns *ns = informer__ns_get(inf, gone[i].ns ? gone[i].ns : "", false);
+		struct informer__ns *ns =
+		    informer__ns_get(inf, gone[i].ns ? gone[i].ns : "", false);
 		if (ns) {
 			cleanup_free char *dir = informer__kind_dir(inf, ns);
 			cleanup_free char *path = xasprintf("%s/%s.yaml", dir, gone[i].name);
@@ -482,8 +483,7 @@ static enum informer__attach informer__ns_attach(struct informer *inf, struct in
 	}
 	cleanup_free char *dir = informer__kind_dir(inf, ns);
 	int wd = informer__add_watch(inf, dir, INFORMER__KIND_MASK);
-	if (wd < 0 && inf->namespaced && ns->dir_wd < 0 &&
-	    (errno == ENOENT || errno == ENOTDIR)) {
+	if (wd < 0 && inf->namespaced && ns->dir_wd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
 		cleanup_free char *nsdir = xasprintf("%s/%s", inf->root, ns->name);
 		int dwd = informer__add_watch(inf, nsdir, INFORMER__NSDIR_MASK);
 		if (dwd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
@@ -681,8 +681,8 @@ static void informer__on_ignored(struct informer *inf, struct informer__watch *w
 	switch (role) {
 	case INFORMER__ROOT:
 		inf->root_wd = -1;
-		log_error("informer %s: lost %s; keeping the cache until it is back",
-			  inf->plural, inf->root);
+		log_error("informer %s: lost %s; keeping the cache until it is back", inf->plural,
+			  inf->root);
 		informer__schedule_retry(inf);
 		break;
 	case INFORMER__NSDIR:
@@ -770,8 +770,8 @@ struct informer *informer_new(struct loop *loop, const char *mount, const char *
 	inf->loop = loop;
 	inf->plural = xstrdup(plural);
 	inf->namespaced = namespaced;
-	inf->root = namespaced ? xasprintf("%s/namespaces", mount)
-			       : xasprintf("%s/%s", mount, plural);
+	inf->root =
+	    namespaced ? xasprintf("%s/namespaces", mount) : xasprintf("%s/%s", mount, plural);
 	inf->ifd = -1;
 	inf->root_wd = -1;
 	inf->retry_timer = loop_timer_new(loop, informer__on_retry, inf);
@@ -831,15 +831,13 @@ static int informer__replay(void *data, const char *key, const struct ynode *obj
 
 static void informer__listen(struct informer *inf, struct informer__listener l)
 {
-	inf->listeners = xrealloc(inf->listeners,
-				  (inf->nlisteners + 1) * sizeof(*inf->listeners));
+	inf->listeners = xrealloc(inf->listeners, (inf->nlisteners + 1) * sizeof(*inf->listeners));
 	inf->listeners[inf->nlisteners++] = l;
 	if (inf->started)
 		informer_foreach(inf, NULL, informer__replay, &l);
 }
 
-void informer_add_handlers(struct informer *inf, const struct informer_handlers *h,
-			   void *data)
+void informer_add_handlers(struct informer *inf, const struct informer_handlers *h, void *data)
 {
 	informer__listen(inf, (struct informer__listener){.h = *h, .data = data});
 }
@@ -927,8 +925,7 @@ static int informer__visit_ns(const struct informer__ns *ns, informer_visit_cb c
 	return r;
 }
 
-int informer_foreach(const struct informer *inf, const char *ns, informer_visit_cb cb,
-		     void *data)
+int informer_foreach(const struct informer *inf, const char *ns, informer_visit_cb cb, void *data)
 {
 	if (ns || !inf->namespaced) {
 		struct informer__ns *one = informer__tfind_name(&inf->nss, ns ? ns : "");

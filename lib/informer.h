@@ -46,8 +46,7 @@ void informer_freep(struct informer **inf);
 
 /* Several sets of handlers and queues may listen to one informer. One added
  * after informer_start() first hears every cached object as an add. */
-void informer_add_handlers(struct informer *inf, const struct informer_handlers *h,
-			   void *data);
+void informer_add_handlers(struct informer *inf, const struct informer_handlers *h, void *data);
 /* Every add, update and delete adds the object's key to q. */
 void informer_add_queue(struct informer *inf, struct workqueue *q);
 /* Relist every period_ms (0: never, the default); changes found that way are
@@ -71,8 +70,7 @@ const struct ynode *informer_get(const struct informer *inf, const char *key);
  * until cb returns non-zero, which is then returned. cb must not change the
  * cache (do not run the loop from it). */
 typedef int (*informer_visit_cb)(void *data, const char *key, const struct ynode *obj);
-int informer_foreach(const struct informer *inf, const char *ns, informer_visit_cb cb,
-		     void *data);
+int informer_foreach(const struct informer *inf, const char *ns, informer_visit_cb cb, void *data);
 size_t informer_count(const struct informer *inf);
 
 #endif

@@ -61,28 +61,46 @@ void leader_release(struct leader *l);
 
 /* The config keys of leader election, named as Kubernetes' flags, for a
  * daemon's table in lib/config.h; the arguments point at its fields. */
-#define LEADER_CONFIG_KEYS(elect_, lease_, renew_, retry_, name_, name_def_, ns_)                       \
-	{.name = "leader-elect", .type = CONFIG_BOOL, .ptr = (elect_), .def = "true"},           \
-	{.name = "leader-elect-lease-duration", .type = CONFIG_DURATION, .ptr = (lease_),         \
-	 .def = "15s", .min = 1000, .max = 3600000},                                            \
-	{.name = "leader-elect-renew-deadline", .type = CONFIG_DURATION, .ptr = (renew_),         \
-	 .def = "10s", .min = 100, .max = 3600000},                                             \
-	{.name = "leader-elect-retry-period", .type = CONFIG_DURATION, .ptr = (retry_),           \
-	 .def = "2s", .min = 50, .max = 3600000},                                               \
-	{.name = "leader-elect-resource-name", .type = CONFIG_STRING, .ptr = (name_),             \
-	 .def = (name_def_)},                                                                    \
-	{.name = "leader-elect-resource-namespace", .type = CONFIG_STRING, .ptr = (ns_),          \
-	 .def = "kube-system"}
+#define LEADER_CONFIG_KEYS(elect_, lease_, renew_, retry_, name_, name_def_, ns_)                  \
+	{.name = "leader-elect", .type = CONFIG_BOOL, .ptr = (elect_), .def = "true"},             \
+	    {.name = "leader-elect-lease-duration",                                                \
+	     .type = CONFIG_DURATION,                                                              \
+	     .ptr = (lease_),                                                                      \
+	     .def = "15s",                                                                         \
+	     .min = 1000,                                                                          \
+	     .max = 3600000},                                                                      \
+	    {.name = "leader-elect-renew-deadline",                                                \
+	     .type = CONFIG_DURATION,                                                              \
+	     .ptr = (renew_),                                                                      \
+	     .def = "10s",                                                                         \
+	     .min = 100,                                                                           \
+	     .max = 3600000},                                                                      \
+	    {.name = "leader-elect-retry-period",                                                  \
+	     .type = CONFIG_DURATION,                                                              \
+	     .ptr = (retry_),                                                                      \
+	     .def = "2s",                                                                          \
+	     .min = 50,                                                                            \
+	     .max = 3600000},                                                                      \
+	    {.name = "leader-elect-resource-name",                                                 \
+	     .type = CONFIG_STRING,                                                                \
+	     .ptr = (name_),                                                                       \
+	     .def = (name_def_)},                                                                  \
+	{                                                                                          \
+		.name = "leader-elect-resource-namespace", .type = CONFIG_STRING, .ptr = (ns_),    \
+		.def = "kube-system"                                                               \
+	}
 
 /* The matching getopt_long entries: --leader-elect[=BOOL] returns
  * flag_bool, the others take a value and return flag_value. */
-#define LEADER_LONG_OPTIONS(flag_bool, flag_value)                                               \
-	{"leader-elect", optional_argument, NULL, (flag_bool)},                                  \
-	{"leader-elect-lease-duration", required_argument, NULL, (flag_value)},                  \
-	{"leader-elect-renew-deadline", required_argument, NULL, (flag_value)},                  \
-	{"leader-elect-retry-period", required_argument, NULL, (flag_value)},                    \
-	{"leader-elect-resource-name", required_argument, NULL, (flag_value)},                   \
-	{"leader-elect-resource-namespace", required_argument, NULL, (flag_value)}
+#define LEADER_LONG_OPTIONS(flag_bool, flag_value)                                                 \
+	{"leader-elect", optional_argument, NULL, (flag_bool)},                                    \
+	    {"leader-elect-lease-duration", required_argument, NULL, (flag_value)},                \
+	    {"leader-elect-renew-deadline", required_argument, NULL, (flag_value)},                \
+	    {"leader-elect-retry-period", required_argument, NULL, (flag_value)},                  \
+	    {"leader-elect-resource-name", required_argument, NULL, (flag_value)},                 \
+	{                                                                                          \
+		"leader-elect-resource-namespace", required_argument, NULL, (flag_value)           \
+	}
 
 /* "<hostname>_<random uuid>", as Kubernetes makes identities; malloc'd. */
 char *leader_identity(void);

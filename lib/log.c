@@ -38,8 +38,8 @@ static void log__vmsg(const char *lvl, const char *fmt, va_list ap)
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	char line[2048];
-	int n = snprintf(line, sizeof(line), "%s.%03ldZ %s %s: ", stamp,
-			 ts.tv_nsec / 1000000, log__ident, lvl);
+	int n = snprintf(line, sizeof(line), "%s.%03ldZ %s %s: ", stamp, ts.tv_nsec / 1000000,
+			 log__ident, lvl);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = 0;
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define LOOP__MAX_EVENTS 64
-#define LOOP__NOT_ARMED SIZE_MAX
+#define LOOP__NOT_ARMED	 SIZE_MAX
 
 struct loop__fd {
 	unsigned mask; /* LOOP_READ | LOOP_WRITE; 0: not registered */
@@ -55,18 +55,18 @@ struct loop_hook {
 struct loop {
 	int epfd;
 	int timerfd;
-	int sigfd;		 /* -1 until the first loop_on_signal() */
-	bool stop;		 /* set by loop_stop(), cleared when loop_run returns */
-	struct loop__fd *fds;	 /* indexed by fd */
-	size_t nfds;		 /* length of fds */
+	int sigfd;		  /* -1 until the first loop_on_signal() */
+	bool stop;		  /* set by loop_stop(), cleared when loop_run returns */
+	struct loop__fd *fds;	  /* indexed by fd */
+	size_t nfds;		  /* length of fds */
 	struct loop_timer **heap; /* min-heap on (deadline_ns, seq) */
 	size_t nheap, capheap;
-	uint64_t timer_seq;	 /* next timer start number */
-	uint64_t armed_ns;	 /* deadline the timerfd is set for, 0: none */
+	uint64_t timer_seq; /* next timer start number */
+	uint64_t armed_ns;  /* deadline the timerfd is set for, 0: none */
 	struct loop_hook **hooks;
 	size_t nhooks;
-	bool in_hooks;		 /* hooks are running: removal only marks */
-	sigset_t sigmask;	 /* signals read through sigfd */
+	bool in_hooks;	  /* hooks are running: removal only marks */
+	sigset_t sigmask; /* signals read through sigfd */
 	struct loop__sig sigs[NSIG];
 };
 
@@ -206,8 +206,8 @@ static int loop__arm_timerfd(struct loop *loop, struct error **err)
 	if (want == loop->armed_ns)
 		return 0;
 	struct itimerspec its = {
-		.it_value = {.tv_sec = (time_t)(want / 1000000000u),
-			     .tv_nsec = (long)(want % 1000000000u)},
+	    .it_value = {.tv_sec = (time_t)(want / 1000000000u),
+			 .tv_nsec = (long)(want % 1000000000u)},
 	};
 	/* A deadline already past fires at once, which is what we want. */
 	if (timerfd_settime(loop->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
@@ -257,8 +257,8 @@ static uint32_t loop__epoll_events(unsigned mask)
 	return ev;
 }
 
-int loop_add_fd(struct loop *loop, int fd, unsigned mask, loop_fd_cb cb,
-		void *data, struct error **err)
+int loop_add_fd(struct loop *loop, int fd, unsigned mask, loop_fd_cb cb, void *data,
+		struct error **err)
 {
 	if (fd < 0 || !cb || mask == 0 || (mask & ~(unsigned)(LOOP_READ | LOOP_WRITE)))
 		return error_set(err, EINVAL, "loop_add_fd: bad arguments for fd %d", fd);
@@ -328,8 +328,7 @@ static void loop__set_blocked(int signo, bool blocked)
 	pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
-int loop_on_signal(struct loop *loop, int signo, loop_signal_cb cb, void *data,
-		   struct error **err)
+int loop_on_signal(struct loop *loop, int signo, loop_signal_cb cb, void *data, struct error **err)
 {
 	if (signo <= 0 || signo >= NSIG || signo == SIGKILL || signo == SIGSTOP)
 		return error_set(err, EINVAL, "loop_on_signal: cannot handle signal %d", signo);

@@ -55,8 +55,8 @@ uint64_t loop_now_ms(void);
  * before closing it. A callback may add, change or remove any fd; an fd that
  * is removed and reused within one turn may see one spurious callback, so
  * fds must be non-blocking. */
-int loop_add_fd(struct loop *loop, int fd, unsigned mask, loop_fd_cb cb,
-		void *data, struct error **err);
+int loop_add_fd(struct loop *loop, int fd, unsigned mask, loop_fd_cb cb, void *data,
+		struct error **err);
 int loop_mod_fd(struct loop *loop, int fd, unsigned mask, struct error **err);
 void loop_del_fd(struct loop *loop, int fd); /* no-op if not registered */
 
@@ -75,8 +75,7 @@ void loop_timer_free(struct loop_timer *t); /* NULL is fine */
  * is blocked in the calling thread, so call this from the main thread before
  * starting other threads. Signals of one kind that arrive together are
  * reported once: a SIGCHLD callback must reap every child that has exited. */
-int loop_on_signal(struct loop *loop, int signo, loop_signal_cb cb, void *data,
-		   struct error **err);
+int loop_on_signal(struct loop *loop, int signo, loop_signal_cb cb, void *data, struct error **err);
 
 /* Before-sleep hooks run in the order added. A hook may remove any hook,
  * itself included. */

@@ -20,12 +20,11 @@
 #include <string.h>
 
 /* Kubernetes' own wording, so that users recognise the message. */
-#define QUANTITY__FORMAT_MSG                                                   \
-	"quantities must match the regular expression "                        \
+#define QUANTITY__FORMAT_MSG                                                                       \
+	"quantities must match the regular expression "                                            \
 	"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 #define QUANTITY__SUFFIX_MSG "unable to parse quantity's suffix"
-#define QUANTITY__RANGE_MSG                                                    \
-	"quantity out of range (beyond 9223372036854775807 milli-units)"
+#define QUANTITY__RANGE_MSG  "quantity out of range (beyond 9223372036854775807 milli-units)"
 
 /* Any exponent beyond this acts like infinity: no input can carry enough
  * digits to bring it back into range, so clamping keeps the arithmetic in
@@ -233,16 +232,14 @@ void quantity_format(int64_t milli, char *buf, unsigned size)
 		return;
 	}
 
-	static const char *const dec_suffix[] = { "",  "k", "M", "G",
-						  "T", "P", "E" };
+	static const char *const dec_suffix[] = {"", "k", "M", "G", "T", "P", "E"};
 	uint64_t dec = whole;
 	unsigned di = 0;
 	while (di < 6 && dec % 1000 == 0) {
 		dec /= 1000;
 		di++;
 	}
-	static const char *const bin_suffix[] = { "",	"Ki", "Mi", "Gi",
-						  "Ti", "Pi", "Ei" };
+	static const char *const bin_suffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
 	uint64_t bin = whole;
 	unsigned bi = 0;
 	while (bi < 6 && bin % 1024 == 0) {
@@ -251,14 +248,10 @@ void quantity_format(int64_t milli, char *buf, unsigned size)
 	}
 	/* The shorter spelling wins; on a tie the binary one, since an exact
 	 * power-of-two multiple is almost always a memory size. */
-	unsigned dec_len =
-		quantity__ulen(dec) + (unsigned)strlen(dec_suffix[di]);
-	unsigned bin_len =
-		quantity__ulen(bin) + (unsigned)strlen(bin_suffix[bi]);
+	unsigned dec_len = quantity__ulen(dec) + (unsigned)strlen(dec_suffix[di]);
+	unsigned bin_len = quantity__ulen(bin) + (unsigned)strlen(bin_suffix[bi]);
 	if (bi > 0 && bin_len <= dec_len)
-		snprintf(buf, size, "%s%" PRIu64 "%s", sign, bin,
-			 bin_suffix[bi]);
+		snprintf(buf, size, "%s%" PRIu64 "%s", sign, bin, bin_suffix[bi]);
 	else
-		snprintf(buf, size, "%s%" PRIu64 "%s", sign, dec,
-			 dec_suffix[di]);
+		snprintf(buf, size, "%s%" PRIu64 "%s", sign, dec, dec_suffix[di]);
 }

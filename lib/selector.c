@@ -63,8 +63,7 @@ void selector_freep(struct selector **sel)
 	*sel = NULL;
 }
 
-static struct selector__req *selector__add(struct selector *sel,
-					   const char *key,
+static struct selector__req *selector__add(struct selector *sel, const char *key,
 					   enum selector__op op)
 {
 	if (sel->n == sel->cap) {
@@ -94,8 +93,7 @@ static void selector__add_value(struct selector__req *r, const char *value)
 			hi = mid;
 	}
 	r->values = xrealloc(r->values, (r->nvalues + 1) * sizeof(*r->values));
-	memmove(r->values + lo + 1, r->values + lo,
-		(r->nvalues - lo) * sizeof(*r->values));
+	memmove(r->values + lo + 1, r->values + lo, (r->nvalues - lo) * sizeof(*r->values));
 	r->values[lo] = xstrdup(value);
 	r->nvalues++;
 }
@@ -145,27 +143,23 @@ static const char *selector__value_str(const struct ynode *v)
  * and adds k=v for each pair. path names the map in messages ("" for the
  * map itself, as Kubernetes' ValidateLabels names the field, not the
  * key). */
-static int selector__add_map(struct selector *sel, const struct ynode *map,
-			     const char *path, struct error **err)
+static int selector__add_map(struct selector *sel, const struct ynode *map, const char *path,
+			     struct error **err)
 {
 	const char *sep = *path ? ": " : "";
 	if (map->type != YNODE_MAP)
-		return error_set(err, EINVAL,
-				 "%s%smust be a map of label keys to values",
-				 path, sep);
+		return error_set(err, EINVAL, "%s%smust be a map of label keys to values", path,
+				 sep);
 	for (size_t i = 0; i < map->n; i++) {
 		const char *key = ynode_str(ynode_map_key(map, i));
 		if (!key)
-			return error_set(err, EINVAL,
-					 "%s%slabel keys must be strings", path,
-					 sep);
+			return error_set(err, EINVAL, "%s%slabel keys must be strings", path, sep);
 		const char *value = selector__value_str(ynode_map_val(map, i));
 		if (!value)
-			return error_set(
-				err, EINVAL,
-				"%s%sInvalid value: the value of \"%s\" "
-				"must be a string",
-				path, sep, key);
+			return error_set(err, EINVAL,
+					 "%s%sInvalid value: the value of \"%s\" "
+					 "must be a string",
+					 path, sep, key);
 		struct error *why = NULL;
 		const char *bad = key;
 		if (names_qualified_name(key, &why) == 0) {
@@ -173,20 +167,17 @@ static int selector__add_map(struct selector *sel, const struct ynode *map,
 			names_label_value(value, &why);
 		}
 		if (why) {
-			int rc = error_set(err, why->status,
-					   "%s%sInvalid value: \"%s\": %s",
-					   path, sep, bad, why->msg);
+			int rc = error_set(err, why->status, "%s%sInvalid value: \"%s\": %s", path,
+					   sep, bad, why->msg);
 			error_free(why);
 			return rc;
 		}
-		selector__add_value(selector__add(sel, key, SELECTOR__EQ),
-				    value);
+		selector__add_value(selector__add(sel, key, SELECTOR__EQ), value);
 	}
 	return 0;
 }
 
-int selector_parse_map(const struct ynode *map, struct selector **out,
-		       struct error **err)
+int selector_parse_map(const struct ynode *map, struct selector **out, struct error **err)
 {
 	if (ynode_is_null(map) || (map->type == YNODE_MAP && map->n == 0)) {
 		*out = selector__new(true);
@@ -205,15 +196,14 @@ static const struct {
 	const char *name;
 	enum selector__op op;
 } selector__ops[] = {
-	{ "In", SELECTOR__IN },
-	{ "NotIn", SELECTOR__NOT_IN },
-	{ "Exists", SELECTOR__EXISTS },
-	{ "DoesNotExist", SELECTOR__NOT_EXISTS },
+    {"In", SELECTOR__IN},
+    {"NotIn", SELECTOR__NOT_IN},
+    {"Exists", SELECTOR__EXISTS},
+    {"DoesNotExist", SELECTOR__NOT_EXISTS},
 };
 
 /* One matchExpressions item; p is its path ("matchExpressions[1]"). */
-static int selector__add_expression(struct selector *sel,
-				    const struct ynode *item, const char *p,
+static int selector__add_expression(struct selector *sel, const struct ynode *item, const char *p,
 				    struct error **err)
 {
 	if (item->type != YNODE_MAP)
@@ -223,11 +213,9 @@ static int selector__add_expression(struct selector *sel,
 				 p);
 	for (size_t i = 0; i < item->n; i++) {
 		const char *field = ynode_str(ynode_map_key(item, i));
-		if (!field || (strcmp(field, "key") != 0 &&
-			       strcmp(field, "operator") != 0 &&
+		if (!field || (strcmp(field, "key") != 0 && strcmp(field, "operator") != 0 &&
 			       strcmp(field, "values") != 0))
-			return error_set(err, EINVAL,
-					 "%s: unknown field \"%s\"", p,
+			return error_set(err, EINVAL, "%s: unknown field \"%s\"", p,
 					 field ? field : "?");
 	}
 
@@ -236,8 +224,7 @@ static int selector__add_expression(struct selector *sel,
 		return error_set(err, EINVAL, "%s.operator: Required value", p);
 	const char *opname = ynode_str(opn);
 	if (!opname)
-		return error_set(err, EINVAL, "%s.operator: must be a string",
-				 p);
+		return error_set(err, EINVAL, "%s.operator: must be a string", p);
 	int op = -1;
 	for (size_t i = 0; i < ARRAY_SIZE(selector__ops); i++) {
 		if (strcmp(opname, selector__ops[i].name) == 0)
@@ -254,8 +241,7 @@ static int selector__add_expression(struct selector *sel,
 	if (ynode_is_null(values))
 		values = NULL;
 	if (values && values->type != YNODE_SEQ)
-		return error_set(err, EINVAL,
-				 "%s.values: must be a list of strings", p);
+		return error_set(err, EINVAL, "%s.values: must be a list of strings", p);
 	size_t nvalues = values ? values->n : 0;
 	bool set_op = op == SELECTOR__IN || op == SELECTOR__NOT_IN;
 	if (set_op && nvalues == 0)
@@ -278,8 +264,7 @@ static int selector__add_expression(struct selector *sel,
 		return error_set(err, EINVAL, "%s.key: must be a string", p);
 	struct error *why = NULL;
 	if (names_qualified_name(key, &why) < 0) {
-		int rc = error_set(err, why->status,
-				   "%s.key: Invalid value: \"%s\": %s", p, key,
+		int rc = error_set(err, why->status, "%s.key: Invalid value: \"%s\": %s", p, key,
 				   why->msg);
 		error_free(why);
 		return rc;
@@ -287,9 +272,7 @@ static int selector__add_expression(struct selector *sel,
 	for (size_t j = 0; j < nvalues; j++) {
 		const char *v = selector__value_str(ynode_item(values, j));
 		if (!v)
-			return error_set(err, EINVAL,
-					 "%s.values[%zu]: must be a string", p,
-					 j);
+			return error_set(err, EINVAL, "%s.values[%zu]: must be a string", p, j);
 		if (names_label_value(v, &why) < 0) {
 			int rc = error_set(err, why->status,
 					   "%s.values[%zu]: Invalid value: "
@@ -300,16 +283,14 @@ static int selector__add_expression(struct selector *sel,
 		}
 	}
 
-	struct selector__req *r =
-		selector__add(sel, key, (enum selector__op)op);
+	struct selector__req *r = selector__add(sel, key, (enum selector__op)op);
 	for (size_t j = 0; j < nvalues; j++)
-		selector__add_value(r,
-				    selector__value_str(ynode_item(values, j)));
+		selector__add_value(r, selector__value_str(ynode_item(values, j)));
 	return 0;
 }
 
-int selector_parse_labelselector(const struct ynode *node,
-				 struct selector **out, struct error **err)
+int selector_parse_labelselector(const struct ynode *node, struct selector **out,
+				 struct error **err)
 {
 	if (ynode_is_null(node)) {
 		*out = selector__new(true);
@@ -321,10 +302,9 @@ int selector_parse_labelselector(const struct ynode *node,
 				 "matchExpressions");
 	for (size_t i = 0; i < node->n; i++) {
 		const char *field = ynode_str(ynode_map_key(node, i));
-		if (!field || (strcmp(field, "matchLabels") != 0 &&
-			       strcmp(field, "matchExpressions") != 0))
-			return error_set(err, EINVAL, "unknown field \"%s\"",
-					 field ? field : "?");
+		if (!field ||
+		    (strcmp(field, "matchLabels") != 0 && strcmp(field, "matchExpressions") != 0))
+			return error_set(err, EINVAL, "unknown field \"%s\"", field ? field : "?");
 	}
 
 	cleanup_selector struct selector *sel = selector__new(false);
@@ -337,14 +317,11 @@ int selector_parse_labelselector(const struct ynode *node,
 	const struct ynode *exprs = ynode_get(node, "matchExpressions");
 	if (!ynode_is_null(exprs)) {
 		if (exprs->type != YNODE_SEQ)
-			return error_set(err, EINVAL,
-					 "matchExpressions: must be a list");
+			return error_set(err, EINVAL, "matchExpressions: must be a list");
 		for (size_t i = 0; i < exprs->n; i++) {
 			char path[64];
-			snprintf(path, sizeof(path), "matchExpressions[%zu]",
-				 i);
-			int rc = selector__add_expression(
-				sel, ynode_item(exprs, i), path, err);
+			snprintf(path, sizeof(path), "matchExpressions[%zu]", i);
+			int rc = selector__add_expression(sel, ynode_item(exprs, i), path, err);
 			if (rc < 0)
 				return rc;
 		}
@@ -364,8 +341,7 @@ struct selector__lexer {
 
 static void selector__skip_space(struct selector__lexer *lx)
 {
-	while (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\n' ||
-	       *lx->p == '\r')
+	while (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\n' || *lx->p == '\r')
 		lx->p++;
 }
 
@@ -380,8 +356,7 @@ static char *selector__word(struct selector__lexer *lx)
 }
 
 /* "found X at column N": what the lexer sees instead of what it wants. */
-static int selector__unexpected(struct selector__lexer *lx,
-				const char *expected)
+static int selector__unexpected(struct selector__lexer *lx, const char *expected)
 {
 	size_t col = (size_t)(lx->p - lx->s) + 1;
 	if (!*lx->p)
@@ -408,8 +383,7 @@ static int selector__check_key(struct selector__lexer *lx, const char *key)
 	return rc;
 }
 
-static int selector__check_value(struct selector__lexer *lx, const char *value,
-				 size_t i)
+static int selector__check_value(struct selector__lexer *lx, const char *value, size_t i)
 {
 	struct error *why = NULL;
 	if (names_label_value(value, &why) == 0)
@@ -424,8 +398,7 @@ static int selector__check_value(struct selector__lexer *lx, const char *value,
 
 /* "(a, b, c)" after in/notin. An empty item is the empty value, as in
  * Kubernetes, where "()" means the one value "". */
-static int selector__value_list(struct selector__lexer *lx,
-				struct selector__req *r)
+static int selector__value_list(struct selector__lexer *lx, struct selector__req *r)
 {
 	selector__skip_space(lx);
 	if (*lx->p != '(')
@@ -449,8 +422,7 @@ static int selector__value_list(struct selector__lexer *lx,
 	}
 }
 
-static int selector__requirement(struct selector__lexer *lx,
-				 struct selector *sel)
+static int selector__requirement(struct selector__lexer *lx, struct selector *sel)
 {
 	selector__skip_space(lx);
 	if (*lx->p == '!') {
@@ -458,8 +430,7 @@ static int selector__requirement(struct selector__lexer *lx,
 		selector__skip_space(lx);
 		cleanup_free char *key = selector__word(lx);
 		if (!*key)
-			return selector__unexpected(lx,
-						    "a label key after '!'");
+			return selector__unexpected(lx, "a label key after '!'");
 		int rc = selector__check_key(lx, key);
 		if (rc < 0)
 			return rc;
@@ -493,15 +464,12 @@ static int selector__requirement(struct selector__lexer *lx,
 		cleanup_free char *word = selector__word(lx);
 		if (strcmp(word, "in") == 0 || strcmp(word, "notin") == 0) {
 			struct selector__req *r = selector__add(
-				sel, key,
-				word[0] == 'i' ? SELECTOR__IN
-					       : SELECTOR__NOT_IN);
+			    sel, key, word[0] == 'i' ? SELECTOR__IN : SELECTOR__NOT_IN);
 			return selector__value_list(lx, r);
 		}
 		lx->p = at;
-		return selector__unexpected(
-			lx, "'=', '==', '!=', 'in', 'notin', ',' or end of "
-			    "string");
+		return selector__unexpected(lx, "'=', '==', '!=', 'in', 'notin', ',' or end of "
+						"string");
 	}
 
 	selector__skip_space(lx);
@@ -513,10 +481,9 @@ static int selector__requirement(struct selector__lexer *lx,
 	return 0;
 }
 
-int selector_parse_string(const char *s, struct selector **out,
-			  struct error **err)
+int selector_parse_string(const char *s, struct selector **out, struct error **err)
 {
-	struct selector__lexer lx = { .s = s, .p = s, .err = err };
+	struct selector__lexer lx = {.s = s, .p = s, .err = err};
 	cleanup_selector struct selector *sel = selector__new(false);
 	selector__skip_space(&lx);
 	while (*lx.p) {
@@ -527,14 +494,12 @@ int selector_parse_string(const char *s, struct selector **out,
 		if (!*lx.p)
 			break;
 		if (*lx.p != ',')
-			return selector__unexpected(&lx,
-						    "',' or end of string");
+			return selector__unexpected(&lx, "',' or end of string");
 		lx.p++;
 		selector__skip_space(&lx);
 		/* "a=b," is a mistake, not a selector with an empty term. */
 		if (!*lx.p)
-			return selector__unexpected(&lx,
-						    "a requirement after ','");
+			return selector__unexpected(&lx, "a requirement after ','");
 	}
 	selector__sort(sel);
 	*out = steal_pointer(&sel);
@@ -543,8 +508,7 @@ int selector_parse_string(const char *s, struct selector **out,
 
 /* ---- matching and printing ---- */
 
-static bool selector__req_matches(const struct selector__req *r,
-				  const struct ynode *labels)
+static bool selector__req_matches(const struct selector__req *r, const struct ynode *labels)
 {
 	const struct ynode *v = NULL;
 	if (labels && labels->type == YNODE_MAP)
@@ -617,8 +581,7 @@ char *selector_format(const struct selector *sel)
 			break;
 		case SELECTOR__IN:
 		case SELECTOR__NOT_IN:
-			p = stpcpy(p, r->op == SELECTOR__IN ? " in ("
-							    : " notin (");
+			p = stpcpy(p, r->op == SELECTOR__IN ? " in (" : " notin (");
 			for (size_t j = 0; j < r->nvalues; j++) {
 				if (j > 0)
 					*p++ = ',';

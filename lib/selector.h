@@ -29,15 +29,13 @@ struct selector;
 /* A metav1.LabelSelector: {matchLabels: {k: v}, matchExpressions: [{key,
  * operator: In|NotIn|Exists|DoesNotExist, values: [...]}]}. Unknown fields
  * are refused (as kubectl's strict validation does). */
-int selector_parse_labelselector(const struct ynode *node,
-				 struct selector **out, struct error **err);
+int selector_parse_labelselector(const struct ynode *node, struct selector **out,
+				 struct error **err);
 /* An equality map {k: v, ...}: every key present with that value. */
-int selector_parse_map(const struct ynode *map, struct selector **out,
-		       struct error **err);
+int selector_parse_map(const struct ynode *map, struct selector **out, struct error **err);
 /* kubectl's -l syntax: "a=b,c!=d,e in (x,y),f notin (z),g,!h" ("==" is
  * "="; whitespace between tokens is allowed). */
-int selector_parse_string(const char *s, struct selector **out,
-			  struct error **err);
+int selector_parse_string(const char *s, struct selector **out, struct error **err);
 
 /* labels is the object's metadata.labels mapping, or NULL for none. "k!=v"
  * and "k notin (...)" match when k is absent, as in Kubernetes. */

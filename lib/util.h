@@ -21,17 +21,17 @@ void cleanup_closep(int *fd);
 void cleanup_fclosep(FILE **f);
 void cleanup_closedirp(DIR **d);
 
-#define cleanup_free __attribute__((cleanup(cleanup_freep)))
-#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+#define cleanup_free   __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close  __attribute__((cleanup(cleanup_closep)))
 #define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
-#define cleanup_dir __attribute__((cleanup(cleanup_closedirp)))
+#define cleanup_dir    __attribute__((cleanup(cleanup_closedirp)))
 
 /* Hand ownership out of a cleanup variable. */
-#define steal_pointer(pp)                                                      \
-	({                                                                     \
-		__typeof__(*(pp)) steal__tmp = *(pp);                          \
-		*(pp) = NULL;                                                  \
-		steal__tmp;                                                    \
+#define steal_pointer(pp)                                                                          \
+	({                                                                                         \
+		__typeof__(*(pp)) steal__tmp = *(pp);                                              \
+		*(pp) = NULL;                                                                      \
+		steal__tmp;                                                                        \
 	})
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -15,7 +15,7 @@
 #include <string.h>
 
 struct workqueue__item {
-	char *key;		      /* first: the tree compares items by key */
+	char *key; /* first: the tree compares items by key */
 	struct workqueue *q;
 	struct workqueue__item *next; /* FIFO link while queued */
 	bool queued;		      /* in the FIFO */

@@ -16,7 +16,7 @@
 #include "loop.h"
 
 #define WORKQUEUE_BASE_DELAY_MS 5ULL
-#define WORKQUEUE_MAX_DELAY_MS 1000000ULL /* 1000 s */
+#define WORKQUEUE_MAX_DELAY_MS	1000000ULL /* 1000 s */
 
 struct workqueue;
 

@@ -318,8 +318,10 @@ int ynode_int(const struct ynode *n, long long *out)
 
 int ynode_bool(const struct ynode *n, bool *out)
 {
-	static const char *yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"};
-	static const char *no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"};
+	static const char *yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES",
+				    "on",   "On",   "ON",   "y",   "Y"};
+	static const char *no[] = {"false", "False", "FALSE", "no", "No", "NO",
+				   "off",   "Off",   "OFF",   "n",  "N"};
 	if (!n || n->type != YNODE_SCALAR || n->quoted)
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
@@ -337,9 +339,8 @@ bool ynode_is_null(const struct ynode *n)
 		return true;
 	if (n->type != YNODE_SCALAR || n->quoted)
 		return false;
-	return n->len == 0 || strcmp(n->str, "~") == 0 ||
-	       strcmp(n->str, "null") == 0 || strcmp(n->str, "Null") == 0 ||
-	       strcmp(n->str, "NULL") == 0;
+	return n->len == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0 ||
+	       strcmp(n->str, "Null") == 0 || strcmp(n->str, "NULL") == 0;
 }
 
 /* ---- parsing ---- */
@@ -406,8 +407,7 @@ static void yaml__drop(struct yaml__parser *yp, struct ynode *n)
 	yp->dropped[yp->ndropped++] = n;
 }
 
-static void yaml__anchor_add(struct yaml__parser *yp, const yaml_char_t *name,
-			     struct ynode *node)
+static void yaml__anchor_add(struct yaml__parser *yp, const yaml_char_t *name, struct ynode *node)
 {
 	if (!name)
 		return;
@@ -422,30 +422,28 @@ static int yaml__next(struct yaml__parser *yp, yaml_event_t *ev, struct error **
 {
 	if (!yaml_parser_parse(&yp->p, ev)) {
 		const yaml_mark_t *m = yp->p.problem_mark.line || yp->p.problem_mark.column
-					       ? &yp->p.problem_mark
-					       : &yp->p.context_mark;
-		return error_set(err, EINVAL, "line %zu column %zu: %s%s%s",
-				 m->line + 1, m->column + 1,
-				 yp->p.problem ? yp->p.problem : "malformed YAML",
-				 yp->p.context ? " " : "",
-				 yp->p.context ? yp->p.context : "");
+					   ? &yp->p.problem_mark
+					   : &yp->p.context_mark;
+		return error_set(err, EINVAL, "line %zu column %zu: %s%s%s", m->line + 1,
+				 m->column + 1, yp->p.problem ? yp->p.problem : "malformed YAML",
+				 yp->p.context ? " " : "", yp->p.context ? yp->p.context : "");
 	}
 	return 0;
 }
 
-static int yaml__charge(struct yaml__parser *yp, size_t nodes, size_t line,
-			struct error **err)
+static int yaml__charge(struct yaml__parser *yp, size_t nodes, size_t line, struct error **err)
 {
 	if (nodes > yp->budget)
-		return error_set(err, EINVAL,
-				 "line %zu: document expands to more than %d nodes (alias expansion limit)",
-				 line, YAML_MAX_NODES);
+		return error_set(
+		    err, EINVAL,
+		    "line %zu: document expands to more than %d nodes (alias expansion limit)",
+		    line, YAML_MAX_NODES);
 	yp->budget -= nodes;
 	return 0;
 }
 
-static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev,
-		      struct ynode **out, struct error **err);
+static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev, struct ynode **out,
+		      struct error **err);
 
 /* Merges the pairs of src (a mapping) into dst where dst lacks the key. */
 static void yaml__merge(struct ynode *dst, const struct ynode *src)
@@ -478,7 +476,9 @@ static int yaml__mapping(struct yaml__parser *yp, struct ynode *map, struct erro
 			break;
 		if (key->type != YNODE_SCALAR) {
 			ynode_free(key);
-			r = error_set(err, EINVAL, "line %zu column %zu: mapping keys must be scalars", line, col);
+			r = error_set(err, EINVAL,
+				      "line %zu column %zu: mapping keys must be scalars", line,
+				      col);
 			break;
 		}
 		if ((r = yaml__next(yp, &ev, err)) < 0) {
@@ -496,7 +496,9 @@ static int yaml__mapping(struct yaml__parser *yp, struct ynode *map, struct erro
 			yaml__drop(yp, key);
 			if (val->type != YNODE_MAP && val->type != YNODE_SEQ) {
 				ynode_free(val);
-				r = error_set(err, EINVAL, "line %zu column %zu: merge key '<<' needs a mapping", line, col);
+				r = error_set(err, EINVAL,
+					      "line %zu column %zu: merge key '<<' needs a mapping",
+					      line, col);
 				break;
 			}
 			merges = xrealloc(merges, sizeof(*merges) * (nmerges + 1));
@@ -504,7 +506,8 @@ static int yaml__mapping(struct yaml__parser *yp, struct ynode *map, struct erro
 			continue;
 		}
 		if (ynode__find(map, key->str) >= 0) {
-			r = error_set(err, EINVAL, "line %zu column %zu: duplicate key \"%s\"", line, col, key->str);
+			r = error_set(err, EINVAL, "line %zu column %zu: duplicate key \"%s\"",
+				      line, col, key->str);
 			ynode_free(key);
 			ynode_free(val);
 			break;
@@ -550,8 +553,8 @@ static int yaml__sequence(struct yaml__parser *yp, struct ynode *seq, struct err
 }
 
 /* Builds the node that starts with ev (which the caller deletes). */
-static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev,
-		      struct ynode **out, struct error **err)
+static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev, struct ynode **out,
+		      struct error **err)
 {
 	size_t line = ev->start_mark.line + 1;
 	struct ynode *n = NULL;
@@ -580,12 +583,17 @@ static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev,
 			if (strcmp(yp->anchors[i].name, name) != 0)
 				continue;
 			if (yp->anchors[i].open)
-				return error_set(err, EINVAL, "line %zu: alias *%s refers to a node that contains it", line, name);
-			if ((r = yaml__charge(yp, ynode__count(yp->anchors[i].node), line, err)) < 0)
+				return error_set(
+				    err, EINVAL,
+				    "line %zu: alias *%s refers to a node that contains it", line,
+				    name);
+			if ((r = yaml__charge(yp, ynode__count(yp->anchors[i].node), line, err)) <
+			    0)
 				return r;
 			/* A copy nests as deep as its anchor, below where it lands. */
 			if (yp->depth + ynode__height(yp->anchors[i].node) > YAML_MAX_DEPTH)
-				return error_set(err, EINVAL, "line %zu: alias *%s: nesting deeper than %d",
+				return error_set(err, EINVAL,
+						 "line %zu: alias *%s: nesting deeper than %d",
 						 line, name, YAML_MAX_DEPTH);
 			*out = ynode_clone(yp->anchors[i].node);
 			return 0;
@@ -599,12 +607,13 @@ static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev,
 			return r;
 		if (++yp->depth > YAML_MAX_DEPTH) {
 			yp->depth--;
-			return error_set(err, EINVAL, "line %zu: nesting deeper than %d", line, YAML_MAX_DEPTH);
+			return error_set(err, EINVAL, "line %zu: nesting deeper than %d", line,
+					 YAML_MAX_DEPTH);
 		}
 		n = is_map ? ynode_new_map() : ynode_new_seq();
 		n->line = (int)line;
-		const yaml_char_t *anchor = is_map ? ev->data.mapping_start.anchor
-						   : ev->data.sequence_start.anchor;
+		const yaml_char_t *anchor =
+		    is_map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
 		size_t slot = yp->nanchors;
 		yaml__anchor_add(yp, anchor, n);
 		r = is_map ? yaml__mapping(yp, n, err) : yaml__sequence(yp, n, err);
@@ -627,8 +636,7 @@ static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev,
 	}
 }
 
-int yaml_parse(const char *buf, size_t len, struct ynode ***docs,
-	       size_t *ndocs, struct error **err)
+int yaml_parse(const char *buf, size_t len, struct ynode ***docs, size_t *ndocs, struct error **err)
 {
 	struct yaml__parser yp = {0};
 	struct ynode **out = NULL;
@@ -705,8 +713,9 @@ int yaml_parse_one(const char *buf, size_t len, struct ynode **doc, struct error
 		for (size_t i = 0; i < n; i++)
 			ynode_free(docs[i]);
 		free(docs);
-		return error_set(err, EINVAL, n == 0 ? "the document is empty"
-						     : "%zu documents where one is expected", n);
+		return error_set(
+		    err, EINVAL,
+		    n == 0 ? "the document is empty" : "%zu documents where one is expected", n);
 	}
 	*doc = docs[0];
 	free(docs);
@@ -740,16 +749,16 @@ static int yaml__write(void *data, unsigned char *chunk, size_t size)
  * than a string: YAML 1.1 booleans and nulls, and the int, float and
  * timestamp forms of YAML 1.1 and 1.2 (what Kubernetes' decoders accept). */
 static const char *yaml__typed_patterns[] = {
-	"^[-+]?[0-9][0-9_]*$", /* 1.2's ints; 08 is a float to Go's yaml.v2 */
-	"^[-+]?0b[01_]+$",
-	"^[-+]?0[0-7_]+$",
-	"^[-+]?0o[0-7]+$",
-	"^[-+]?0x[0-9a-fA-F_]+$",
-	"^[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+$",
-	"^[-+]?([0-9][0-9_]*)?\\.[0-9_]*([eE][-+]?[0-9]+)?$",
-	"^[-+]?[0-9][0-9_]*([eE][-+]?[0-9]+)$",
-	"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\\.[0-9_]*$",
-	"^[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?([Tt ].*)?$",
+    "^[-+]?[0-9][0-9_]*$", /* 1.2's ints; 08 is a float to Go's yaml.v2 */
+    "^[-+]?0b[01_]+$",
+    "^[-+]?0[0-7_]+$",
+    "^[-+]?0o[0-7]+$",
+    "^[-+]?0x[0-9a-fA-F_]+$",
+    "^[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+$",
+    "^[-+]?([0-9][0-9_]*)?\\.[0-9_]*([eE][-+]?[0-9]+)?$",
+    "^[-+]?[0-9][0-9_]*([eE][-+]?[0-9]+)$",
+    "^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\\.[0-9_]*$",
+    "^[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?([Tt ].*)?$",
 };
 static regex_t yaml__typed_re[ARRAY_SIZE(yaml__typed_patterns)];
 static pthread_once_t yaml__typed_once = PTHREAD_ONCE_INIT;
@@ -763,11 +772,12 @@ static void yaml__typed_init(void)
 
 static bool yaml__looks_typed(const char *s)
 {
-	static const char *words[] = {"", "~", "null", "Null", "NULL", "true", "True", "TRUE",
-				      "false", "False", "FALSE", "yes", "Yes", "YES", "no", "No",
-				      "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n",
-				      "N", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF",
-				      "-.inf", "-.Inf", "-.INF", "+.inf", "+.Inf", "+.INF", "<<", "="};
+	static const char *words[] = {"",      "~",	"null",	 "Null",  "NULL", "true",  "True",
+				      "TRUE",  "false", "False", "FALSE", "yes",  "Yes",   "YES",
+				      "no",    "No",	"NO",	 "on",	  "On",	  "ON",	   "off",
+				      "Off",   "OFF",	"y",	 "Y",	  "n",	  "N",	   ".nan",
+				      ".NaN",  ".NAN",	".inf",	 ".Inf",  ".INF", "-.inf", "-.Inf",
+				      "-.INF", "+.inf", "+.Inf", "+.INF", "<<",	  "="};
 	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
 		if (strcmp(s, words[i]) == 0)
 			return true;
@@ -800,8 +810,8 @@ static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n, bool is_ke
 			text = "null";
 			len = 4;
 		}
-		yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)len,
-					     1, 1, style);
+		yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)len, 1, 1,
+					     style);
 		return yaml_emitter_emit(em, &ev);
 	}
 	if (n->type == YNODE_SEQ) {

@@ -14,18 +14,18 @@
 
 #include "error.h"
 
-#define YAML_MAX_NODES 262144	   /* per document, after alias expansion */
-#define YAML_MAX_DEPTH 128	   /* nesting of sequences and mappings */
+#define YAML_MAX_NODES 262144 /* per document, after alias expansion */
+#define YAML_MAX_DEPTH 128    /* nesting of sequences and mappings */
 
 enum ynode_type { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP };
 
 struct ynode {
 	enum ynode_type type;
-	bool quoted;	/* scalar: written quoted or block, so always a string */
-	int line;	/* 1-based line in the source, 0 when built in code */
-	char *str;	/* scalar: NUL-terminated text */
-	size_t len;	/* scalar: length of str */
-	size_t n;	/* seq: items; map: pairs */
+	bool quoted; /* scalar: written quoted or block, so always a string */
+	int line;    /* 1-based line in the source, 0 when built in code */
+	char *str;   /* scalar: NUL-terminated text */
+	size_t len;  /* scalar: length of str */
+	size_t n;    /* seq: items; map: pairs */
 	size_t cap;
 	struct ynode **items; /* seq: n items; map: 2n (key, value, key, ...) */
 };
@@ -86,11 +86,10 @@ bool ynode_is_null(const struct ynode *n); /* ~, null, empty plain, or NULL */
 /* Parse a stream of one or more documents. Empty documents (only comments,
  * or `---` alone) are skipped. On success *docs is an array of *ndocs roots
  * (free each, then the array). Errors name the line and column. */
-int yaml_parse(const char *buf, size_t len, struct ynode ***docs,
-	       size_t *ndocs, struct error **err);
+int yaml_parse(const char *buf, size_t len, struct ynode ***docs, size_t *ndocs,
+	       struct error **err);
 /* Parse exactly one document; zero or several is an error. */
-int yaml_parse_one(const char *buf, size_t len, struct ynode **doc,
-		   struct error **err);
+int yaml_parse_one(const char *buf, size_t len, struct ynode **doc, struct error **err);
 
 /* Emit one document in block style, two-space indent, sequences inside
  * mappings not indented (as kubectl prints them). Returns a malloc'd,

@@ -22,7 +22,6 @@
  * after 10 min of running; exit reasons Completed, Error, OOMKilled (the
  * container's cgroup saw the OOM killer), StartError (no such command);
  * a deleted pod gets SIGTERM, then SIGKILL after its grace period. */
-#include "runtime.h"
 #include "backoff.h"
 #include "cgroup.h"
 #include "container.h"
@@ -35,9 +34,10 @@
 #include "objio.h"
 #include "probe.h"
 #include "quantity.h"
+#include "runtime.h"
+#include "treepath.h"
 #include "util.h"
 #include "volumes.h"
-#include "treepath.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -60,7 +60,8 @@ int main(int argc, char **argv)
 	if (loop_on_signal(loop, SIGTERM, dump__stop, NULL, &err) < 0 ||
 	    loop_on_signal(loop, SIGINT, dump__stop, NULL, &err) < 0)
 		log_fatal("%s", err->msg);
-	bool namespaced = strcmp(argv[2], "nodes") != 0 && strcmp(argv[2], "persistentvolumes") != 0;
+	bool namespaced =
+	    strcmp(argv[2], "nodes") != 0 && strcmp(argv[2], "persistentvolumes") != 0;
 	struct informer *inf = informer_new(loop, argv[1], argv[2], namespaced);
 	static const struct informer_handlers h = {dump__add, dump__update, dump__delete};
 	informer_add_handlers(inf, &h, NULL);

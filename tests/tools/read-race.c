@@ -19,10 +19,11 @@ static void race__writer(const char *path, int secs, int id)
 	for (int i = 0; time(NULL) < end; i++) {
 		char buf[2048];
 		int pad = (i * 37 + id * 11) % 60;
-		snprintf(buf, sizeof(buf),
-			 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\n  labels: {pad: x%0*d}\n"
-			 "spec:\n  containers: [{name: a, " RACE_TAIL,
-			 pad, i);
+		snprintf(
+		    buf, sizeof(buf),
+		    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\n  labels: {pad: x%0*d}\n"
+		    "spec:\n  containers: [{name: a, " RACE_TAIL,
+		    pad, i);
 		int fd = open(path, O_WRONLY | O_TRUNC);
 		if (fd < 0)
 			continue;

@@ -40,12 +40,12 @@ static int setup(void **state)
 	snprintf(fx->path, sizeof(fx->path), "%s/corral.conf", fx->dir);
 	struct dns_conf *c = &fx->conf;
 	struct config_key keys[] = {
-		{"mount", CONFIG_STRING, &c->mount, "/cluster", 0, 0},
-		{"cluster-domain", CONFIG_STRING, &c->domain, "cluster.local", 0, 0},
-		{"port", CONFIG_INT, &c->port, "10053", 1, 65535},
-		{"verbose", CONFIG_BOOL, &c->verbose, "no", 0, 0},
-		{"resync-period", CONFIG_DURATION, &c->resync_ms, "10m", 0, 0},
-		CONFIG_KEYS_END,
+	    {"mount", CONFIG_STRING, &c->mount, "/cluster", 0, 0},
+	    {"cluster-domain", CONFIG_STRING, &c->domain, "cluster.local", 0, 0},
+	    {"port", CONFIG_INT, &c->port, "10053", 1, 65535},
+	    {"verbose", CONFIG_BOOL, &c->verbose, "no", 0, 0},
+	    {"resync-period", CONFIG_DURATION, &c->resync_ms, "10m", 0, 0},
+	    CONFIG_KEYS_END,
 	};
 	memcpy(fx->keys, keys, sizeof(keys));
 	*state = fx;
@@ -88,7 +88,7 @@ static void test_config_flags__win_over_the_file_in_order(void **state)
 	struct config_flags flags = {0};
 	config_flags_add(&flags, "port", "5353");
 	config_flags_add(&flags, "verbose", NULL); /* --verbose alone */
-	config_flags_add(&flags, "port", "5354"); /* the last one wins */
+	config_flags_add(&flags, "port", "5354");  /* the last one wins */
 	assert_int_equal(config_load(fx->path, "dns", fx->keys, NULL), 0);
 	assert_int_equal(config_flags_apply(&flags, fx->keys, NULL), 0);
 	assert_int_equal(fx->conf.port, 5354);
@@ -143,7 +143,7 @@ static void test_config_load__cluster_then_own_section_whatever_the_order(void *
 	assert_string_equal(fx->conf.mount, "/srv/cluster");
 	assert_string_equal(fx->conf.domain, "dns.example");
 	assert_int_equal(fx->conf.port, 5353);
-	assert_false(fx->conf.verbose);			  /* default */
+	assert_false(fx->conf.verbose);		      /* default */
 	assert_int_equal(fx->conf.resync_ms, 600000); /* default */
 }
 
@@ -217,8 +217,8 @@ static void test_config_load__bad_default_is_reported(void **state)
 	(void)state;
 	int port = 0;
 	struct config_key keys[] = {
-		{"port", CONFIG_INT, &port, "lots", 0, 0},
-		CONFIG_KEYS_END,
+	    {"port", CONFIG_INT, &port, "lots", 0, 0},
+	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
 	assert_true(config_load(NULL, "dns", keys, &err) < 0);
@@ -253,16 +253,16 @@ static void test_config_parse_duration__spellings(void **state)
 		const char *text;
 		uint64_t ms;
 	} good[] = {
-		{"0", 0}, {"0s", 0}, {"250ms", 250}, {"30s", 30000}, {"5m", 300000},
-		{"2h", 7200000}, {"1h30m", 5400000}, {"1m30s500ms", 90500},
+	    {"0", 0},	    {"0s", 0},	     {"250ms", 250},	 {"30s", 30000},
+	    {"5m", 300000}, {"2h", 7200000}, {"1h30m", 5400000}, {"1m30s500ms", 90500},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
 		uint64_t ms = 1;
 		assert_int_equal(config_parse_duration(good[i].text, &ms, NULL), 0);
 		assert_int_equal(ms, good[i].ms);
 	}
-	static const char *bad[] = {"", "10", "s", "1x", "-1s", "1.5s", "1 s", "1sm",
-				    "99999999999999999999999s"};
+	static const char *bad[] = {
+	    "", "10", "s", "1x", "-1s", "1.5s", "1 s", "1sm", "99999999999999999999999s"};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		uint64_t ms = 7;
 		struct error *err = NULL;
@@ -301,8 +301,8 @@ static void test_config_load__int_outside_int_range_is_refused(void **state)
 	(void)state;
 	int n = 0;
 	struct config_key keys[] = {
-		{"n", CONFIG_INT, &n, "3000000000", 0, 0},
-		CONFIG_KEYS_END,
+	    {"n", CONFIG_INT, &n, "3000000000", 0, 0},
+	    CONFIG_KEYS_END,
 	};
 	assert_true(config_load(NULL, "dns", keys, NULL) < 0);
 }
@@ -312,20 +312,20 @@ static void test_config_load__int_outside_int_range_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_config_load__defaults_without_a_file),
-		T(test_config_load__explicit_missing_file_is_an_error),
-		T(test_config_load__cluster_then_own_section_whatever_the_order),
-		T(test_config_load__every_type),
-		T(test_config_load__unknown_key_names_file_line_and_key),
-		T(test_config_load__bad_value_names_file_line_and_key),
-		T(test_config_load__syntax_errors),
-		T(test_config_load__last_line_without_newline),
-		T(test_config_load__bad_default_is_reported),
-		T(test_config_set__flags_win),
-		T(test_config_parse_duration__spellings),
-		T(test_config_parse_bool_and_int),
-		T(test_config_load__int_outside_int_range_is_refused),
-		T(test_config_flags__win_over_the_file_in_order),
+	    T(test_config_load__defaults_without_a_file),
+	    T(test_config_load__explicit_missing_file_is_an_error),
+	    T(test_config_load__cluster_then_own_section_whatever_the_order),
+	    T(test_config_load__every_type),
+	    T(test_config_load__unknown_key_names_file_line_and_key),
+	    T(test_config_load__bad_value_names_file_line_and_key),
+	    T(test_config_load__syntax_errors),
+	    T(test_config_load__last_line_without_newline),
+	    T(test_config_load__bad_default_is_reported),
+	    T(test_config_set__flags_win),
+	    T(test_config_parse_duration__spellings),
+	    T(test_config_parse_bool_and_int),
+	    T(test_config_load__int_outside_int_range_is_refused),
+	    T(test_config_flags__win_over_the_file_in_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,7 +119,8 @@ static void test_misc__metrics(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_misc__gateway),      cmocka_unit_test(test_misc__upstream_addr),
+	    cmocka_unit_test(test_misc__gateway),
+	    cmocka_unit_test(test_misc__upstream_addr),
 	    cmocka_unit_test(test_misc__http_request),
 	    cmocka_unit_test(test_misc__metrics),
 	};

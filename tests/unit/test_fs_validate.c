@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <errno.h>
@@ -34,8 +35,7 @@ static struct ynode *parse(const char *yaml)
 
 /* Validates yaml as a write into plural's folder (over old_yaml when not
  * NULL); returns the error message, or NULL and the defaulted object. */
-static char *run(const char *plural, const char *yaml, const char *old_yaml,
-		 struct ynode **out)
+static char *run(const char *plural, const char *yaml, const char *old_yaml, struct ynode **out)
 {
 	const struct kind_info *k = kinds_by_plural(plural);
 	assert_non_null(k);
@@ -61,8 +61,7 @@ static char *run(const char *plural, const char *yaml, const char *old_yaml,
 	return NULL;
 }
 
-static struct ynode *accept_update(const char *plural, const char *yaml,
-				   const char *old)
+static struct ynode *accept_update(const char *plural, const char *yaml, const char *old)
 {
 	struct ynode *obj = NULL;
 	char *msg = run(plural, yaml, old, &obj);
@@ -77,8 +76,8 @@ static struct ynode *accept(const char *plural, const char *yaml)
 	return accept_update(plural, yaml, NULL);
 }
 
-static void rejects_update(const char *plural, const char *yaml,
-			   const char *old, const char *needle)
+static void rejects_update(const char *plural, const char *yaml, const char *old,
+			   const char *needle)
 {
 	char *msg = run(plural, yaml, old, NULL);
 	if (!msg)
@@ -95,19 +94,16 @@ static void rejects(const char *plural, const char *yaml, const char *needle)
 	rejects_update(plural, yaml, NULL, needle);
 }
 
-static void assert_str_at(const struct ynode *obj, const char *path,
-			  const char *want)
+static void assert_str_at(const struct ynode *obj, const char *path, const char *want)
 {
 	const char *got = ynode_path_str(obj, path);
 	if (!got || strcmp(got, want) != 0)
-		print_message("%s: got %s, want %s\n", path,
-			      got ? got : "(none)", want);
+		print_message("%s: got %s, want %s\n", path, got ? got : "(none)", want);
 	assert_non_null(got);
 	assert_string_equal(got, want);
 }
 
-static void assert_int_at(const struct ynode *obj, const char *path,
-			  long long want)
+static void assert_int_at(const struct ynode *obj, const char *path, long long want)
 {
 	long long got = -12345;
 	const struct ynode *n = ynode_path(obj, path);
@@ -124,8 +120,7 @@ static void assert_absent(const struct ynode *obj, const char *path)
 	assert_null(ynode_path(obj, path));
 }
 
-#define POD_HEAD                                                               \
-	"apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: dev\n"
+#define POD_HEAD "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: dev\n"
 
 static const char *pod_min = POD_HEAD "spec:\n"
 				      "  containers:\n"
@@ -150,16 +145,14 @@ static void test_kinds__lookup_by_plural_and_kind(void **state)
 	assert_string_equal(kinds_by_kind("HorizontalPodAutoscaler")->plural,
 			    "horizontalpodautoscalers");
 	assert_string_equal(kinds_by_kind("Endpoints")->plural, "endpoints");
-	assert_string_equal(kinds_by_kind("NetworkPolicy")->plural,
-			    "networkpolicies");
+	assert_string_equal(kinds_by_kind("NetworkPolicy")->plural, "networkpolicies");
 	assert_string_equal(kinds_by_kind("Ingress")->plural, "ingresses");
 }
 
 static void test_kinds__scope_and_history(void **state)
 {
 	(void)state;
-	static const char *const cluster[] = {"Namespace", "Node",
-					      "PersistentVolume"};
+	static const char *const cluster[] = {"Namespace", "Node", "PersistentVolume"};
 	for (size_t i = 0; i < ARRAY_SIZE(cluster); i++)
 		assert_false(kinds_by_kind(cluster[i])->namespaced);
 	static const char *const no_history[] = {"Endpoints", "Lease", "Event"};
@@ -180,18 +173,14 @@ static void test_kinds__api_versions(void **state)
 	assert_false(kinds_api_version_ok(d, "v1"));
 	assert_false(kinds_api_version_ok(d, NULL));
 	assert_true(kinds_api_version_ok(kinds_by_kind("Event"), "v1"));
-	assert_true(
-	    kinds_api_version_ok(kinds_by_kind("Event"), "events.k8s.io/v1"));
+	assert_true(kinds_api_version_ok(kinds_by_kind("Event"), "events.k8s.io/v1"));
 	const struct kind_info *h = kinds_by_kind("HorizontalPodAutoscaler");
 	assert_true(kinds_api_version_ok(h, "autoscaling/v1"));
 	assert_true(kinds_api_version_ok(h, "autoscaling/v2"));
 	assert_true(kinds_api_version_ok(kinds_by_kind("Job"), "batch/v1"));
-	assert_true(kinds_api_version_ok(kinds_by_kind("Lease"),
-					 "coordination.k8s.io/v1"));
-	assert_true(kinds_api_version_ok(kinds_by_kind("PodDisruptionBudget"),
-					 "policy/v1"));
-	assert_true(kinds_api_version_ok(kinds_by_kind("Ingress"),
-					 "networking.k8s.io/v1"));
+	assert_true(kinds_api_version_ok(kinds_by_kind("Lease"), "coordination.k8s.io/v1"));
+	assert_true(kinds_api_version_ok(kinds_by_kind("PodDisruptionBudget"), "policy/v1"));
+	assert_true(kinds_api_version_ok(kinds_by_kind("Ingress"), "networking.k8s.io/v1"));
 }
 
 static void test_kinds__table_is_consistent(void **state)
@@ -245,12 +234,10 @@ static void test_validate__defaults_pod(void **state)
 	assert_int_equal(sc->type, YNODE_MAP);
 	assert_int_equal(sc->n, 0);
 	assert_str_at(o, "spec.containers[0].imagePullPolicy", "Always");
-	assert_str_at(o, "spec.containers[0].terminationMessagePath",
-		      "/dev/termination-log");
+	assert_str_at(o, "spec.containers[0].terminationMessagePath", "/dev/termination-log");
 	assert_str_at(o, "spec.containers[0].terminationMessagePolicy", "File");
 	assert_str_at(o, "spec.containers[0].ports[0].protocol", "TCP");
-	assert_int_equal(ynode_path(o, "spec.containers[0].resources")->type,
-			 YNODE_MAP);
+	assert_int_equal(ynode_path(o, "spec.containers[0].resources")->type, YNODE_MAP);
 	assert_str_at(o, "metadata.name", "web");
 	ynode_free(o);
 }
@@ -273,16 +260,14 @@ static void test_validate__defaults_pull_policy_by_tag(void **state)
 					     "  - name: a\n    image: \"%s\"\n",
 				    cases[i].image);
 		struct ynode *o = accept("pods", y);
-		assert_str_at(o, "spec.containers[0].imagePullPolicy",
-			      cases[i].policy);
+		assert_str_at(o, "spec.containers[0].imagePullPolicy", cases[i].policy);
 		ynode_free(o);
 		free(y);
 	}
 	/* an explicit policy stays */
-	struct ynode *o =
-	    accept("pods", POD_HEAD "spec:\n  containers:\n"
-				    "  - name: a\n    image: nginx\n"
-				    "    imagePullPolicy: Never\n");
+	struct ynode *o = accept("pods", POD_HEAD "spec:\n  containers:\n"
+						  "  - name: a\n    image: nginx\n"
+						  "    imagePullPolicy: Never\n");
 	assert_str_at(o, "spec.containers[0].imagePullPolicy", "Never");
 	ynode_free(o);
 }
@@ -290,55 +275,47 @@ static void test_validate__defaults_pull_policy_by_tag(void **state)
 static void test_validate__defaults_pod_requests_from_limits(void **state)
 {
 	(void)state;
-	struct ynode *o =
-	    accept("pods", POD_HEAD "spec:\n  containers:\n"
-				    "  - name: a\n    image: nginx\n"
-				    "    resources:\n      limits:\n"
-				    "        cpu: 500m\n        memory: 128Mi\n"
-				    "      requests:\n        cpu: 100m\n");
+	struct ynode *o = accept("pods", POD_HEAD "spec:\n  containers:\n"
+						  "  - name: a\n    image: nginx\n"
+						  "    resources:\n      limits:\n"
+						  "        cpu: 500m\n        memory: 128Mi\n"
+						  "      requests:\n        cpu: 100m\n");
 	assert_str_at(o, "spec.containers[0].resources.requests.cpu", "100m");
-	assert_str_at(o, "spec.containers[0].resources.requests.memory",
-		      "128Mi");
+	assert_str_at(o, "spec.containers[0].resources.requests.memory", "128Mi");
 	ynode_free(o);
 }
 
 static void test_validate__defaults_probes_and_volumes(void **state)
 {
 	(void)state;
-	struct ynode *o = accept(
-	    "pods", POD_HEAD
-	    "spec:\n  containers:\n"
-	    "  - name: a\n    image: nginx\n"
-	    "    livenessProbe:\n      httpGet:\n        port: 80\n"
-	    "    volumeMounts:\n    - name: cfg\n      mountPath: /etc/cfg\n"
-	    "    - name: tmp\n      mountPath: /tmp\n"
-	    "  volumes:\n  - name: cfg\n    configMap:\n      name: cfg\n"
-	    "      defaultMode: 0644\n"
-	    "  - name: tmp\n    emptyDir:\n");
+	struct ynode *o = accept("pods", POD_HEAD
+				 "spec:\n  containers:\n"
+				 "  - name: a\n    image: nginx\n"
+				 "    livenessProbe:\n      httpGet:\n        port: 80\n"
+				 "    volumeMounts:\n    - name: cfg\n      mountPath: /etc/cfg\n"
+				 "    - name: tmp\n      mountPath: /tmp\n"
+				 "  volumes:\n  - name: cfg\n    configMap:\n      name: cfg\n"
+				 "      defaultMode: 0644\n"
+				 "  - name: tmp\n    emptyDir:\n");
 	assert_int_at(o, "spec.containers[0].livenessProbe.timeoutSeconds", 1);
 	assert_int_at(o, "spec.containers[0].livenessProbe.periodSeconds", 10);
-	assert_int_at(o, "spec.containers[0].livenessProbe.successThreshold",
-		      1);
-	assert_int_at(o, "spec.containers[0].livenessProbe.failureThreshold",
-		      3);
+	assert_int_at(o, "spec.containers[0].livenessProbe.successThreshold", 1);
+	assert_int_at(o, "spec.containers[0].livenessProbe.failureThreshold", 3);
 	assert_str_at(o, "spec.containers[0].livenessProbe.httpGet.path", "/");
-	assert_str_at(o, "spec.containers[0].livenessProbe.httpGet.scheme",
-		      "HTTP");
+	assert_str_at(o, "spec.containers[0].livenessProbe.httpGet.scheme", "HTTP");
 	assert_int_at(o, "spec.volumes[0].configMap.defaultMode", 420);
-	assert_int_equal(ynode_path(o, "spec.volumes[1].emptyDir")->type,
-			 YNODE_MAP);
+	assert_int_equal(ynode_path(o, "spec.volumes[1].emptyDir")->type, YNODE_MAP);
 	ynode_free(o);
 }
 
 static void test_validate__keeps_unknown_fields(void **state)
 {
 	(void)state;
-	struct ynode *o =
-	    accept("pods", POD_HEAD "spec:\n  containers:\n"
-				    "  - name: a\n    image: nginx\n"
-				    "    futureField: 7\n"
-				    "  futureSpec: {x: y}\n"
-				    "extra: kept\n");
+	struct ynode *o = accept("pods", POD_HEAD "spec:\n  containers:\n"
+						  "  - name: a\n    image: nginx\n"
+						  "    futureField: 7\n"
+						  "  futureSpec: {x: y}\n"
+						  "extra: kept\n");
 	assert_str_at(o, "spec.containers[0].futureField", "7");
 	assert_str_at(o, "spec.futureSpec.x", "y");
 	assert_str_at(o, "extra", "kept");
@@ -366,23 +343,18 @@ static void test_validate__defaults_deployment(void **state)
 	assert_int_at(o, "spec.progressDeadlineSeconds", 600);
 	assert_str_at(o, "spec.template.spec.restartPolicy", "Always");
 	assert_str_at(o, "spec.template.spec.dnsPolicy", "ClusterFirst");
-	assert_int_at(o, "spec.template.spec.terminationGracePeriodSeconds",
-		      30);
-	assert_str_at(o, "spec.template.spec.schedulerName",
-		      "default-scheduler");
-	assert_str_at(o, "spec.template.spec.containers[0].imagePullPolicy",
-		      "IfNotPresent");
-	assert_str_at(o, "spec.template.spec.containers[0].ports[0].protocol",
-		      "TCP");
+	assert_int_at(o, "spec.template.spec.terminationGracePeriodSeconds", 30);
+	assert_str_at(o, "spec.template.spec.schedulerName", "default-scheduler");
+	assert_str_at(o, "spec.template.spec.containers[0].imagePullPolicy", "IfNotPresent");
+	assert_str_at(o, "spec.template.spec.containers[0].ports[0].protocol", "TCP");
 	ynode_free(o);
 
-	o = accept(
-	    "deployments",
-	    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
-	    "spec:\n  strategy:\n    type: Recreate\n"
-	    "  selector:\n    matchLabels:\n      app: web\n"
-	    "  template:\n    metadata:\n      labels:\n        app: web\n"
-	    "    spec:\n      containers:\n      - name: web\n        image: nginx\n");
+	o = accept("deployments",
+		   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+		   "spec:\n  strategy:\n    type: Recreate\n"
+		   "  selector:\n    matchLabels:\n      app: web\n"
+		   "  template:\n    metadata:\n      labels:\n        app: web\n"
+		   "    spec:\n      containers:\n      - name: web\n        image: nginx\n");
 	assert_str_at(o, "spec.strategy.type", "Recreate");
 	assert_absent(o, "spec.strategy.rollingUpdate");
 	ynode_free(o);
@@ -391,12 +363,12 @@ static void test_validate__defaults_deployment(void **state)
 static void test_validate__old_deployment_selector_from_template(void **state)
 {
 	(void)state;
-	struct ynode *o = accept(
-	    "deployments",
-	    "apiVersion: extensions/v1beta1\nkind: Deployment\n"
-	    "metadata:\n  name: web\n"
-	    "spec:\n  template:\n    metadata:\n      labels:\n        app: web\n"
-	    "    spec:\n      containers:\n      - name: web\n        image: nginx\n");
+	struct ynode *o =
+	    accept("deployments",
+		   "apiVersion: extensions/v1beta1\nkind: Deployment\n"
+		   "metadata:\n  name: web\n"
+		   "spec:\n  template:\n    metadata:\n      labels:\n        app: web\n"
+		   "    spec:\n      containers:\n      - name: web\n        image: nginx\n");
 	assert_str_at(o, "spec.selector.matchLabels.app", "web");
 	assert_str_at(o, "metadata.labels.app", "web");
 	ynode_free(o);
@@ -405,11 +377,11 @@ static void test_validate__old_deployment_selector_from_template(void **state)
 static void test_validate__defaults_replication_controller(void **state)
 {
 	(void)state;
-	struct ynode *o = accept(
-	    "replicationcontrollers",
-	    "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\n"
-	    "spec:\n  template:\n    metadata:\n      labels:\n        app: x\n"
-	    "    spec:\n      containers:\n      - name: c\n        image: busybox\n");
+	struct ynode *o =
+	    accept("replicationcontrollers",
+		   "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\n"
+		   "spec:\n  template:\n    metadata:\n      labels:\n        app: x\n"
+		   "    spec:\n      containers:\n      - name: c\n        image: busybox\n");
 	assert_str_at(o, "spec.selector.app", "x");
 	assert_str_at(o, "metadata.labels.app", "x");
 	assert_int_at(o, "spec.replicas", 1);
@@ -417,8 +389,7 @@ static void test_validate__defaults_replication_controller(void **state)
 	ynode_free(o);
 }
 
-static void
-test_validate__defaults_replica_set_daemon_set_stateful_set(void **state)
+static void test_validate__defaults_replica_set_daemon_set_stateful_set(void **state)
 {
 	(void)state;
 	static const char *tmpl =
@@ -430,8 +401,7 @@ test_validate__defaults_replica_set_daemon_set_stateful_set(void **state)
 			    tmpl);
 	struct ynode *o = accept("replicasets", y);
 	assert_int_at(o, "spec.replicas", 1);
-	assert_str_at(o, "spec.template.spec.containers[0].imagePullPolicy",
-		      "Always");
+	assert_str_at(o, "spec.template.spec.containers[0].imagePullPolicy", "Always");
 	ynode_free(o);
 	free(y);
 
@@ -447,30 +417,25 @@ test_validate__defaults_replica_set_daemon_set_stateful_set(void **state)
 	ynode_free(o);
 	free(y);
 
-	y = xasprintf(
-	    "apiVersion: apps/v1\nkind: StatefulSet\n"
-	    "metadata:\n  name: db\nspec:\n  serviceName: db\n%s"
-	    "  volumeClaimTemplates:\n  - metadata:\n      name: data\n"
-	    "    spec:\n      accessModes: [ReadWriteOnce]\n"
-	    "      resources:\n        requests:\n          storage: 1Gi\n",
-	    tmpl);
+	y = xasprintf("apiVersion: apps/v1\nkind: StatefulSet\n"
+		      "metadata:\n  name: db\nspec:\n  serviceName: db\n%s"
+		      "  volumeClaimTemplates:\n  - metadata:\n      name: data\n"
+		      "    spec:\n      accessModes: [ReadWriteOnce]\n"
+		      "      resources:\n        requests:\n          storage: 1Gi\n",
+		      tmpl);
 	o = accept("statefulsets", y);
 	assert_int_at(o, "spec.replicas", 1);
 	assert_str_at(o, "spec.podManagementPolicy", "OrderedReady");
 	assert_str_at(o, "spec.updateStrategy.type", "RollingUpdate");
 	assert_int_at(o, "spec.updateStrategy.rollingUpdate.partition", 0);
-	assert_str_at(o, "spec.volumeClaimTemplates[0].spec.volumeMode",
-		      "Filesystem");
-	assert_str_at(o,
-		      "spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
-		      "Retain");
+	assert_str_at(o, "spec.volumeClaimTemplates[0].spec.volumeMode", "Filesystem");
+	assert_str_at(o, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted", "Retain");
 	ynode_free(o);
 	free(y);
 }
 
-static const char *svc_min =
-    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
-    "spec:\n  selector:\n    app: web\n  ports:\n  - port: 80\n";
+static const char *svc_min = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+			     "spec:\n  selector:\n    app: web\n  ports:\n  - port: 80\n";
 
 static void test_validate__defaults_service(void **state)
 {
@@ -484,18 +449,16 @@ static void test_validate__defaults_service(void **state)
 	ynode_free(o);
 
 	/* targetPort 0 means unset */
-	o = accept("services",
-		   "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
-		   "spec:\n  ports:\n  - port: 8080\n    targetPort: 0\n");
+	o = accept("services", "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+			       "spec:\n  ports:\n  - port: 8080\n    targetPort: 0\n");
 	assert_int_at(o, "spec.ports[0].targetPort", 8080);
 	ynode_free(o);
 
-	o = accept(
-	    "services",
-	    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
-	    "spec:\n  type: NodePort\n  ports:\n"
-	    "  - name: http\n    port: 80\n    targetPort: http\n    nodePort: 30080\n"
-	    "  - name: dns\n    port: 53\n    protocol: UDP\n");
+	o = accept("services",
+		   "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+		   "spec:\n  type: NodePort\n  ports:\n"
+		   "  - name: http\n    port: 80\n    targetPort: http\n    nodePort: 30080\n"
+		   "  - name: dns\n    port: 53\n    protocol: UDP\n");
 	assert_str_at(o, "spec.ports[0].targetPort", "http");
 	assert_int_at(o, "spec.ports[1].targetPort", 53);
 	assert_str_at(o, "spec.ports[1].protocol", "UDP");
@@ -506,23 +469,20 @@ static void test_validate__defaults_service(void **state)
 static void test_validate__accepts_headless_service_without_ports(void **state)
 {
 	(void)state;
-	struct ynode *o = accept(
-	    "services", "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\n"
-			"spec:\n  clusterIP: None\n  selector:\n    app: db\n");
+	struct ynode *o =
+	    accept("services", "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\n"
+			       "spec:\n  clusterIP: None\n  selector:\n    app: db\n");
 	assert_str_at(o, "spec.clusterIP", "None");
 	ynode_free(o);
-	o = accept(
-	    "services",
-	    "apiVersion: v1\nkind: Service\nmetadata:\n  name: ext\n"
-	    "spec:\n  type: ExternalName\n  externalName: example.com\n");
+	o = accept("services", "apiVersion: v1\nkind: Service\nmetadata:\n  name: ext\n"
+			       "spec:\n  type: ExternalName\n  externalName: example.com\n");
 	ynode_free(o);
 }
 
-static const char *job_min =
-    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\n"
-    "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
-    "      containers:\n      - name: pi\n        image: perl:5.34\n"
-    "        command: [perl, -e, 'print 1']\n";
+static const char *job_min = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\n"
+			     "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+			     "      containers:\n      - name: pi\n        image: perl:5.34\n"
+			     "        command: [perl, -e, 'print 1']\n";
 
 static void test_validate__defaults_job_and_cron_job(void **state)
 {
@@ -537,28 +497,24 @@ static void test_validate__defaults_job_and_cron_job(void **state)
 	ynode_free(o);
 
 	/* parallelism alone leaves completions unset */
-	o = accept(
-	    "jobs",
-	    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: w\n"
-	    "spec:\n  parallelism: 3\n  template:\n    spec:\n"
-	    "      restartPolicy: OnFailure\n"
-	    "      containers:\n      - name: w\n        image: busybox\n");
+	o = accept("jobs", "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: w\n"
+			   "spec:\n  parallelism: 3\n  template:\n    spec:\n"
+			   "      restartPolicy: OnFailure\n"
+			   "      containers:\n      - name: w\n        image: busybox\n");
 	assert_absent(o, "spec.completions");
 	assert_int_at(o, "spec.parallelism", 3);
 	ynode_free(o);
 
-	o = accept(
-	    "cronjobs",
-	    "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: tick\n"
-	    "spec:\n  schedule: '*/5 * * * 1-5'\n  jobTemplate:\n    spec:\n"
-	    "      template:\n        spec:\n          restartPolicy: OnFailure\n"
-	    "          containers:\n          - name: t\n            image: busybox\n");
+	o = accept("cronjobs",
+		   "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: tick\n"
+		   "spec:\n  schedule: '*/5 * * * 1-5'\n  jobTemplate:\n    spec:\n"
+		   "      template:\n        spec:\n          restartPolicy: OnFailure\n"
+		   "          containers:\n          - name: t\n            image: busybox\n");
 	assert_str_at(o, "spec.concurrencyPolicy", "Allow");
 	assert_int_at(o, "spec.successfulJobsHistoryLimit", 3);
 	assert_int_at(o, "spec.failedJobsHistoryLimit", 1);
 	assert_str_at(o, "spec.suspend", "false");
-	assert_str_at(o, "spec.jobTemplate.spec.template.spec.dnsPolicy",
-		      "ClusterFirst");
+	assert_str_at(o, "spec.jobTemplate.spec.template.spec.dnsPolicy", "ClusterFirst");
 	assert_absent(o, "spec.jobTemplate.spec.backoffLimit");
 	ynode_free(o);
 }
@@ -566,29 +522,26 @@ static void test_validate__defaults_job_and_cron_job(void **state)
 static void test_validate__defaults_secret_and_claims(void **state)
 {
 	(void)state;
-	struct ynode *o = accept(
-	    "secrets", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
-		       "data:\n  a: aGVsbG8=\nstringData:\n  b: hi\n");
+	struct ynode *o = accept("secrets", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
+					    "data:\n  a: aGVsbG8=\nstringData:\n  b: hi\n");
 	assert_str_at(o, "type", "Opaque");
 	assert_str_at(o, "data.a", "aGVsbG8=");
 	assert_str_at(o, "data.b", "aGk=");
 	assert_absent(o, "stringData");
 	ynode_free(o);
 
-	o = accept(
-	    "persistentvolumeclaims",
-	    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n"
-	    "spec:\n  accessModes: [ReadWriteOnce]\n"
-	    "  resources:\n    requests:\n      storage: 1Gi\n");
+	o = accept("persistentvolumeclaims",
+		   "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n"
+		   "spec:\n  accessModes: [ReadWriteOnce]\n"
+		   "  resources:\n    requests:\n      storage: 1Gi\n");
 	assert_str_at(o, "spec.volumeMode", "Filesystem");
 	ynode_free(o);
 
-	o = accept(
-	    "persistentvolumes",
-	    "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv1\n"
-	    "  namespace: stray\n"
-	    "spec:\n  capacity:\n    storage: 5Gi\n  accessModes: [ReadWriteOnce]\n"
-	    "  hostPath:\n    path: /srv/pv1\n");
+	o = accept("persistentvolumes",
+		   "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv1\n"
+		   "  namespace: stray\n"
+		   "spec:\n  capacity:\n    storage: 5Gi\n  accessModes: [ReadWriteOnce]\n"
+		   "  hostPath:\n    path: /srv/pv1\n");
 	assert_str_at(o, "spec.persistentVolumeReclaimPolicy", "Retain");
 	assert_str_at(o, "spec.volumeMode", "Filesystem");
 	assert_absent(o, "metadata.namespace");
@@ -598,32 +551,27 @@ static void test_validate__defaults_secret_and_claims(void **state)
 static void test_validate__defaults_namespace_hpa_netpol(void **state)
 {
 	(void)state;
-	struct ynode *o =
-	    accept("namespaces", "apiVersion: v1\nkind: Namespace\n"
-				 "metadata:\n  name: dev\n");
+	struct ynode *o = accept("namespaces", "apiVersion: v1\nkind: Namespace\n"
+					       "metadata:\n  name: dev\n");
 	const struct ynode *labels = ynode_path(o, "metadata.labels");
 	assert_non_null(labels);
-	assert_string_equal(
-	    ynode_str(ynode_get(labels, "kubernetes.io/metadata.name")), "dev");
+	assert_string_equal(ynode_str(ynode_get(labels, "kubernetes.io/metadata.name")), "dev");
 	ynode_free(o);
 
-	o = accept(
-	    "horizontalpodautoscalers",
-	    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
-	    "metadata:\n  name: web\nspec:\n  scaleTargetRef:\n"
-	    "    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n"
-	    "  maxReplicas: 5\n");
+	o = accept("horizontalpodautoscalers",
+		   "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
+		   "metadata:\n  name: web\nspec:\n  scaleTargetRef:\n"
+		   "    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n"
+		   "  maxReplicas: 5\n");
 	assert_int_at(o, "spec.minReplicas", 1);
 	assert_str_at(o, "spec.metrics[0].type", "Resource");
 	assert_str_at(o, "spec.metrics[0].resource.name", "cpu");
-	assert_int_at(o, "spec.metrics[0].resource.target.averageUtilization",
-		      80);
+	assert_int_at(o, "spec.metrics[0].resource.target.averageUtilization", 80);
 	ynode_free(o);
 
-	o = accept("networkpolicies",
-		   "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
-		   "metadata:\n  name: np\nspec:\n  podSelector: {}\n"
-		   "  egress:\n  - ports:\n    - port: 53\n");
+	o = accept("networkpolicies", "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+				      "metadata:\n  name: np\nspec:\n  podSelector: {}\n"
+				      "  egress:\n  - ports:\n    - port: 53\n");
 	assert_str_at(o, "spec.policyTypes[0]", "Ingress");
 	assert_str_at(o, "spec.policyTypes[1]", "Egress");
 	assert_str_at(o, "spec.egress[0].ports[0].protocol", "TCP");
@@ -637,70 +585,59 @@ static void test_validate__accepts_every_kind(void **state)
 	static const struct {
 		const char *plural, *yaml;
 	} docs[] = {
-	    {"nodes",
-	     "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\n"
-	     "spec:\n  podCIDR: 10.244.1.0/24\n  taints:\n"
-	     "  - key: dedicated\n    value: gpu\n    effect: NoSchedule\n"},
-	    {"endpoints",
-	     "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: web\n"
-	     "subsets:\n- addresses:\n  - ip: 10.244.1.5\n"
-	     "  ports:\n  - port: 80\n"},
-	    {"configmaps",
-	     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
-	     "data:\n  app.conf: |\n    x = 1\n  empty:\n"},
+	    {"nodes", "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\n"
+		      "spec:\n  podCIDR: 10.244.1.0/24\n  taints:\n"
+		      "  - key: dedicated\n    value: gpu\n    effect: NoSchedule\n"},
+	    {"endpoints", "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: web\n"
+			  "subsets:\n- addresses:\n  - ip: 10.244.1.5\n"
+			  "  ports:\n  - port: 80\n"},
+	    {"configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+			   "data:\n  app.conf: |\n    x = 1\n  empty:\n"},
 	    {"resourcequotas", "apiVersion: v1\nkind: ResourceQuota\n"
 			       "metadata:\n  name: q\nspec:\n  hard:\n"
 			       "    pods: '10'\n    requests.cpu: '4'\n"
 			       "    count/deployments.apps: 5\n"},
 	    {"serviceaccounts", "apiVersion: v1\nkind: ServiceAccount\n"
 				"metadata:\n  name: builder\n"},
-	    {"limitranges",
-	     "apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: l\n"
-	     "spec:\n  limits:\n  - type: Container\n"
-	     "    max:\n      cpu: '2'\n    min:\n      cpu: 100m\n"},
-	    {"poddisruptionbudgets",
-	     "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
-	     "metadata:\n  name: p\nspec:\n  minAvailable: 50%\n"
-	     "  selector:\n    matchLabels:\n      app: web\n"},
-	    {"ingresses",
-	     "apiVersion: networking.k8s.io/v1\nkind: Ingress\n"
-	     "metadata:\n  name: i\nspec:\n  rules:\n"
-	     "  - host: '*.example.com'\n    http:\n      paths:\n"
-	     "      - path: /\n        pathType: Prefix\n"
-	     "        backend:\n          service:\n            name: web\n"
-	     "            port:\n              number: 80\n"},
+	    {"limitranges", "apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: l\n"
+			    "spec:\n  limits:\n  - type: Container\n"
+			    "    max:\n      cpu: '2'\n    min:\n      cpu: 100m\n"},
+	    {"poddisruptionbudgets", "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+				     "metadata:\n  name: p\nspec:\n  minAvailable: 50%\n"
+				     "  selector:\n    matchLabels:\n      app: web\n"},
+	    {"ingresses", "apiVersion: networking.k8s.io/v1\nkind: Ingress\n"
+			  "metadata:\n  name: i\nspec:\n  rules:\n"
+			  "  - host: '*.example.com'\n    http:\n      paths:\n"
+			  "      - path: /\n        pathType: Prefix\n"
+			  "        backend:\n          service:\n            name: web\n"
+			  "            port:\n              number: 80\n"},
 	    {"ingresses", "apiVersion: extensions/v1beta1\nkind: Ingress\n"
 			  "metadata:\n  name: old\nspec:\n  backend:\n"
 			  "    serviceName: web\n    servicePort: 80\n"},
-	    {"leases",
-	     "apiVersion: coordination.k8s.io/v1\nkind: Lease\n"
-	     "metadata:\n  name: node-1\nspec:\n  holderIdentity: node-1\n"
-	     "  leaseDurationSeconds: 40\n"},
-	    {"events",
-	     "apiVersion: v1\nkind: Event\nmetadata:\n  name: web.1\n"
-	     "  namespace: dev\ninvolvedObject:\n  kind: Pod\n  name: web\n"
-	     "  namespace: dev\nreason: Scheduled\ntype: Normal\n"},
-	    {"events",
-	     "apiVersion: events.k8s.io/v1\nkind: Event\n"
-	     "metadata:\n  name: web.2\neventTime: '2024-01-01T00:00:00.000000Z'\n"
-	     "reportingController: corral-sched\nreportingInstance: sched-1\n"
-	     "action: Binding\nreason: Scheduled\ntype: Normal\n"},
+	    {"leases", "apiVersion: coordination.k8s.io/v1\nkind: Lease\n"
+		       "metadata:\n  name: node-1\nspec:\n  holderIdentity: node-1\n"
+		       "  leaseDurationSeconds: 40\n"},
+	    {"events", "apiVersion: v1\nkind: Event\nmetadata:\n  name: web.1\n"
+		       "  namespace: dev\ninvolvedObject:\n  kind: Pod\n  name: web\n"
+		       "  namespace: dev\nreason: Scheduled\ntype: Normal\n"},
+	    {"events", "apiVersion: events.k8s.io/v1\nkind: Event\n"
+		       "metadata:\n  name: web.2\neventTime: '2024-01-01T00:00:00.000000Z'\n"
+		       "reportingController: corral-sched\nreportingInstance: sched-1\n"
+		       "action: Binding\nreason: Scheduled\ntype: Normal\n"},
 	    {"horizontalpodautoscalers",
 	     "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\n"
 	     "metadata:\n  name: h\nspec:\n  scaleTargetRef:\n    kind: Deployment\n"
 	     "    name: web\n  minReplicas: 2\n  maxReplicas: 4\n"
 	     "  targetCPUUtilizationPercentage: 50\n"},
-	    {"secrets",
-	     "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\n"
-	     "type: kubernetes.io/tls\ndata:\n  tls.crt: YQ==\n  tls.key: Yg==\n"},
-	    {"pods", POD_HEAD
-	     "spec:\n  initContainers:\n  - name: init\n"
-	     "    image: busybox\n  containers:\n  - name: app\n"
-	     "    image: busybox\n    env:\n    - name: POD_IP\n"
-	     "      valueFrom:\n        fieldRef:\n"
-	     "          fieldPath: status.podIP\n    - name: MODE\n"
-	     "      value: fast\n  tolerations:\n  - operator: Exists\n"
-	     "  nodeSelector:\n    disk: ssd\n"},
+	    {"secrets", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\n"
+			"type: kubernetes.io/tls\ndata:\n  tls.crt: YQ==\n  tls.key: Yg==\n"},
+	    {"pods", POD_HEAD "spec:\n  initContainers:\n  - name: init\n"
+			      "    image: busybox\n  containers:\n  - name: app\n"
+			      "    image: busybox\n    env:\n    - name: POD_IP\n"
+			      "      valueFrom:\n        fieldRef:\n"
+			      "          fieldPath: status.podIP\n    - name: MODE\n"
+			      "      value: fast\n  tolerations:\n  - operator: Exists\n"
+			      "  nodeSelector:\n    disk: ssd\n"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(docs); i++)
 		ynode_free(accept(docs[i].plural, docs[i].yaml));
@@ -711,11 +648,9 @@ static void test_validate__accepts_every_kind(void **state)
 static void test_validate__rejects_wrong_kind_and_version(void **state)
 {
 	(void)state;
-	rejects("deployments",
-		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: x\n",
+	rejects("deployments", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: x\n",
 		"kind: Invalid value: \"ReplicaSet\"");
-	rejects("deployments",
-		"apiVersion: v1\nkind: Deployment\nmetadata:\n  name: x\n",
+	rejects("deployments", "apiVersion: v1\nkind: Deployment\nmetadata:\n  name: x\n",
 		"apiVersion: Unsupported value: \"v1\"");
 }
 
@@ -730,8 +665,7 @@ static void test_validate__rejects_invalid_names(void **state)
 		"apiVersion: v1\nkind: Service\nmetadata:\n  name: 1web\n"
 		"spec:\n  ports:\n  - port: 80\n",
 		"metadata.name: Invalid value: \"1web\": a DNS-1035 label");
-	rejects("namespaces",
-		"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a.b\n",
+	rejects("namespaces", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a.b\n",
 		"metadata.name: Invalid value: \"a.b\"");
 	rejects("pods", "apiVersion: v1\nkind: Pod\nmetadata: {}\n",
 		"metadata.name: Required value");
@@ -761,13 +695,10 @@ static void test_validate__rejects_bad_labels_and_annotations(void **state)
 	char *val = xmalloc(big + 1);
 	memset(val, 'x', big);
 	val[big] = '\0';
-	char *y =
-	    xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
-		      "  annotations:\n    note: %s\n",
-		      val);
-	rejects(
-	    "configmaps", y,
-	    "metadata.annotations: Too long: must have at most 262144 bytes");
+	char *y = xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+			    "  annotations:\n    note: %s\n",
+			    val);
+	rejects("configmaps", y, "metadata.annotations: Too long: must have at most 262144 bytes");
 	free(y);
 	free(val);
 }
@@ -775,21 +706,18 @@ static void test_validate__rejects_bad_labels_and_annotations(void **state)
 static void test_validate__rejects_wrong_types(void **state)
 {
 	(void)state;
-	rejects("pods", POD_HEAD "spec: nginx\n",
-		"spec: Invalid value: \"nginx\": must be a map");
-	rejects(
-	    "pods", POD_HEAD "spec:\n  containers:\n    name: a\n",
-	    "spec.containers: Invalid value: {\"name\": \"a\"}: must be a list");
+	rejects("pods", POD_HEAD "spec: nginx\n", "spec: Invalid value: \"nginx\": must be a map");
+	rejects("pods", POD_HEAD "spec:\n  containers:\n    name: a\n",
+		"spec.containers: Invalid value: {\"name\": \"a\"}: must be a list");
 	rejects(
 	    "pods",
 	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
 		     "    ports:\n    - containerPort: \"80\"\n",
 	    "spec.containers[0].ports[0].containerPort: Invalid value: \"80\": must be an integer");
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "    env:\n    - name: DEBUG\n      value: true\n",
-	    "spec.containers[0].env[0].value: Invalid value: true: must be a string");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    env:\n    - name: DEBUG\n      value: true\n",
+		"spec.containers[0].env[0].value: Invalid value: true: must be a string");
 	rejects("pods", "- a\n- b\n", "must be a map");
 }
 
@@ -798,10 +726,8 @@ static void test_validate__rejects_wrong_types(void **state)
 static void test_validate__rejects_missing_containers(void **state)
 {
 	(void)state;
-	rejects("pods", POD_HEAD "spec: {}\n",
-		"spec.containers: Required value");
-	rejects("pods", POD_HEAD "spec:\n  containers: []\n",
-		"spec.containers: Required value");
+	rejects("pods", POD_HEAD "spec: {}\n", "spec.containers: Required value");
+	rejects("pods", POD_HEAD "spec:\n  containers: []\n", "spec.containers: Required value");
 	rejects("pods", POD_HEAD, "spec: Required value");
 }
 
@@ -810,9 +736,7 @@ static void test_validate__rejects_missing_container_name(void **state)
 	(void)state;
 	rejects("pods", POD_HEAD "spec:\n  containers:\n  - image: nginx\n",
 		"spec.containers[0].name: Required value");
-	rejects("pods",
-		POD_HEAD
-		"spec:\n  containers:\n  - name: Web\n    image: nginx\n",
+	rejects("pods", POD_HEAD "spec:\n  containers:\n  - name: Web\n    image: nginx\n",
 		"spec.containers[0].name: Invalid value: \"Web\"");
 }
 
@@ -824,9 +748,8 @@ static void test_validate__rejects_duplicate_container_name(void **state)
 			 "  - name: web\n    image: b\n",
 		"spec.containers[1].name: Duplicate value: \"web\"");
 	rejects("pods",
-		POD_HEAD
-		"spec:\n  initContainers:\n  - name: web\n    image: a\n"
-		"  containers:\n  - name: web\n    image: b\n",
+		POD_HEAD "spec:\n  initContainers:\n  - name: web\n    image: a\n"
+			 "  containers:\n  - name: web\n    image: b\n",
 		"spec.containers[0].name: Duplicate value: \"web\"");
 }
 
@@ -835,37 +758,32 @@ static void test_validate__rejects_missing_image(void **state)
 	(void)state;
 	rejects("pods", POD_HEAD "spec:\n  containers:\n  - name: web\n",
 		"spec.containers[0].image: Required value");
-	rejects("pods",
-		POD_HEAD "spec:\n  containers:\n  - name: web\n    image: ''\n",
+	rejects("pods", POD_HEAD "spec:\n  containers:\n  - name: web\n    image: ''\n",
 		"spec.containers[0].image: Required value");
 }
 
 static void test_validate__rejects_bad_container_ports(void **state)
 {
 	(void)state;
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "    ports:\n    - containerPort: 70000\n",
-	    "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive");
-	rejects(
-	    "pods",
-	    POD_HEAD
-	    "spec:\n  containers:\n  - name: a\n    image: b\n"
-	    "    ports:\n    - containerPort: 80\n      protocol: HTTP\n",
-	    "spec.containers[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"TCP\", \"UDP\", \"SCTP\"");
 	rejects("pods",
-		POD_HEAD
-		"spec:\n  containers:\n  - name: a\n    image: b\n"
-		"    ports:\n    - containerPort: 80\n      name: http\n"
-		"    - containerPort: 81\n      name: http\n",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    ports:\n    - containerPort: 70000\n",
+		"spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between "
+		"1 and 65535, inclusive");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    ports:\n    - containerPort: 80\n      protocol: HTTP\n",
+		"spec.containers[0].ports[0].protocol: Unsupported value: \"HTTP\": supported "
+		"values: \"TCP\", \"UDP\", \"SCTP\"");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    ports:\n    - containerPort: 80\n      name: http\n"
+			 "    - containerPort: 81\n      name: http\n",
 		"spec.containers[0].ports[1].name: Duplicate value: \"http\"");
-	rejects(
-	    "pods",
-	    POD_HEAD
-	    "spec:\n  containers:\n  - name: a\n    image: b\n"
-	    "    ports:\n    - containerPort: 80\n      name: web_port\n",
-	    "spec.containers[0].ports[0].name: Invalid value: \"web_port\"");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    ports:\n    - containerPort: 80\n      name: web_port\n",
+		"spec.containers[0].ports[0].name: Invalid value: \"web_port\"");
 	rejects("pods",
 		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
 			 "    ports:\n    - name: http\n",
@@ -883,39 +801,36 @@ static void test_validate__rejects_bad_env(void **state)
 		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
 			 "    env:\n    - value: x\n",
 		"spec.containers[0].env[0].name: Required value");
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "    env:\n    - name: A\n      valueFrom:\n"
-		     "        secretKeyRef:\n          name: s\n",
-	    "spec.containers[0].env[0].valueFrom.secretKeyRef.key: Required value");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    env:\n    - name: A\n      valueFrom:\n"
+			 "        secretKeyRef:\n          name: s\n",
+		"spec.containers[0].env[0].valueFrom.secretKeyRef.key: Required value");
 }
 
 static void test_validate__rejects_bad_resources(void **state)
 {
 	(void)state;
-	rejects(
-	    "pods",
-	    POD_HEAD
-	    "spec:\n  containers:\n  - name: a\n    image: b\n"
-	    "    resources:\n      limits:\n        memory: 12 parsecs\n",
-	    "spec.containers[0].resources.limits[memory]: Invalid value: \"12 parsecs\"");
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "    resources:\n      limits:\n        cpu: 500m\n"
-		     "      requests:\n        cpu: '1'\n",
-	    "spec.containers[0].resources.requests[cpu]: Invalid value: \"1\": must be less than or equal to cpu limit of 500m");
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "    resources:\n      requests:\n        cpu: -1\n",
-	    "spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0");
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "    resources:\n      requests:\n        gpu: 1\n",
-	    "spec.containers[0].resources.requests[gpu]: Invalid value: \"gpu\": must be a standard resource");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    resources:\n      limits:\n        memory: 12 parsecs\n",
+		"spec.containers[0].resources.limits[memory]: Invalid value: \"12 parsecs\"");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    resources:\n      limits:\n        cpu: 500m\n"
+			 "      requests:\n        cpu: '1'\n",
+		"spec.containers[0].resources.requests[cpu]: Invalid value: \"1\": must be less "
+		"than or equal to cpu limit of 500m");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    resources:\n      requests:\n        cpu: -1\n",
+		"spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be "
+		"greater than or equal to 0");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    resources:\n      requests:\n        gpu: 1\n",
+		"spec.containers[0].resources.requests[gpu]: Invalid value: \"gpu\": must be a "
+		"standard resource");
 }
 
 static void test_validate__rejects_bad_volumes(void **state)
@@ -930,26 +845,23 @@ static void test_validate__rejects_bad_volumes(void **state)
 		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
 			 "  volumes:\n  - name: data\n",
 		"spec.volumes[0]: Required value: must specify a volume type");
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "  volumes:\n  - name: data\n    emptyDir: {}\n"
-		     "    hostPath:\n      path: /x\n",
-	    "spec.volumes[0].emptyDir: Forbidden: may not specify more than 1 volume type");
 	rejects("pods",
-		POD_HEAD
-		"spec:\n  containers:\n  - name: a\n    image: b\n"
-		"    volumeMounts:\n    - name: data\n      mountPath: /data\n",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "  volumes:\n  - name: data\n    emptyDir: {}\n"
+			 "    hostPath:\n      path: /x\n",
+		"spec.volumes[0].emptyDir: Forbidden: may not specify more than 1 volume type");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    volumeMounts:\n    - name: data\n      mountPath: /data\n",
 		"spec.containers[0].volumeMounts[0].name: Not found: \"data\"");
 	rejects("pods",
 		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
 			 "  volumes:\n  - name: s\n    secret: {}\n",
 		"spec.volumes[0].secret.secretName: Required value");
 	rejects("pods",
-		POD_HEAD
-		"spec:\n  containers:\n  - name: a\n    image: b\n"
-		"  volumes:\n  - name: s\n    configMap:\n      name: c\n"
-		"      defaultMode: 0999\n",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "  volumes:\n  - name: s\n    configMap:\n      name: c\n"
+			 "      defaultMode: 0999\n",
 		"spec.volumes[0].configMap.defaultMode: Invalid value: 999");
 }
 
@@ -964,16 +876,15 @@ static void test_validate__rejects_bad_pod_fields(void **state)
 		POD_HEAD "spec:\n  dnsPolicy: Cluster\n  containers:\n"
 			 "  - name: a\n    image: b\n",
 		"spec.dnsPolicy: Unsupported value: \"Cluster\"");
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "  tolerations:\n  - operator: Equal\n    value: x\n",
-	    "spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty");
-	rejects(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
-		     "    livenessProbe:\n      periodSeconds: 5\n",
-	    "spec.containers[0].livenessProbe: Required value: must specify a handler type");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "  tolerations:\n  - operator: Equal\n    value: x\n",
+		"spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists "
+		"when `key` is empty");
+	rejects("pods",
+		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
+			 "    livenessProbe:\n      periodSeconds: 5\n",
+		"spec.containers[0].livenessProbe: Required value: must specify a handler type");
 	rejects("pods",
 		POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n"
 			 "  nodeSelector:\n    disk: 'solid state'\n",
@@ -984,13 +895,10 @@ static void test_validate__lists_several_errors(void **state)
 {
 	(void)state;
 	char *msg =
-	    run("pods",
-		POD_HEAD "spec:\n  containers:\n  - name: a\n  - image: b\n",
-		NULL, NULL);
+	    run("pods", POD_HEAD "spec:\n  containers:\n  - name: a\n  - image: b\n", NULL, NULL);
 	assert_non_null(msg);
 	assert_non_null(strstr(msg, "Pod \"web\" is invalid: ["));
-	assert_non_null(
-	    strstr(msg, "spec.containers[0].image: Required value"));
+	assert_non_null(strstr(msg, "spec.containers[0].image: Required value"));
 	assert_non_null(strstr(msg, "spec.containers[1].name: Required value"));
 	free(msg);
 }
@@ -1003,8 +911,7 @@ static void test_validate__leaves_document_as_written_on_rejection(void **state)
 	struct ynode *obj = parse(y);
 	struct ynode *copy = ynode_clone(obj);
 	struct error *e = NULL;
-	assert_int_equal(
-	    validate_object(kinds_by_plural("pods"), obj, NULL, &e), -EINVAL);
+	assert_int_equal(validate_object(kinds_by_plural("pods"), obj, NULL, &e), -EINVAL);
 	error_free(e);
 	assert_true(ynode_equal(obj, copy));
 	ynode_free(obj);
@@ -1016,67 +923,60 @@ static void test_validate__leaves_document_as_written_on_rejection(void **state)
 static void test_validate__rejects_selector_mismatch(void **state)
 {
 	(void)state;
-	rejects(
-	    "replicasets",
-	    "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: rs\n"
-	    "spec:\n  selector:\n    matchLabels:\n      app: web\n"
-	    "  template:\n    metadata:\n      labels:\n        app: api\n"
-	    "    spec:\n      containers:\n      - name: c\n        image: i\n",
-	    "spec.template.metadata.labels: Invalid value: {\"app\": \"api\"}: `selector` does not match template `labels`");
-	rejects(
-	    "deployments",
-	    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
-	    "spec:\n  selector:\n    matchExpressions:\n"
-	    "    - key: tier\n      operator: In\n      values: [front]\n"
-	    "  template:\n    metadata:\n      labels:\n        tier: back\n"
-	    "    spec:\n      containers:\n      - name: c\n        image: i\n",
-	    "`selector` does not match template `labels`");
-	rejects(
-	    "replicationcontrollers",
-	    "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\n"
-	    "spec:\n  selector:\n    app: a\n"
-	    "  template:\n    metadata:\n      labels:\n        app: b\n"
-	    "    spec:\n      containers:\n      - name: c\n        image: i\n",
-	    "spec.template.metadata.labels: Invalid value");
-	rejects(
-	    "daemonsets",
-	    "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ds\n"
-	    "spec:\n  selector:\n    matchLabels:\n      app: a\n"
-	    "  template:\n    spec:\n      containers:\n      - name: c\n        image: i\n",
-	    "`selector` does not match template `labels`");
+	rejects("replicasets",
+		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: rs\n"
+		"spec:\n  selector:\n    matchLabels:\n      app: web\n"
+		"  template:\n    metadata:\n      labels:\n        app: api\n"
+		"    spec:\n      containers:\n      - name: c\n        image: i\n",
+		"spec.template.metadata.labels: Invalid value: {\"app\": \"api\"}: `selector` does "
+		"not match template `labels`");
+	rejects("deployments",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
+		"spec:\n  selector:\n    matchExpressions:\n"
+		"    - key: tier\n      operator: In\n      values: [front]\n"
+		"  template:\n    metadata:\n      labels:\n        tier: back\n"
+		"    spec:\n      containers:\n      - name: c\n        image: i\n",
+		"`selector` does not match template `labels`");
+	rejects("replicationcontrollers",
+		"apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\n"
+		"spec:\n  selector:\n    app: a\n"
+		"  template:\n    metadata:\n      labels:\n        app: b\n"
+		"    spec:\n      containers:\n      - name: c\n        image: i\n",
+		"spec.template.metadata.labels: Invalid value");
+	rejects("daemonsets",
+		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ds\n"
+		"spec:\n  selector:\n    matchLabels:\n      app: a\n"
+		"  template:\n    spec:\n      containers:\n      - name: c\n        image: i\n",
+		"`selector` does not match template `labels`");
 }
 
 static void test_validate__rejects_missing_or_bad_selector(void **state)
 {
 	(void)state;
-	rejects(
-	    "deployments",
-	    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
-	    "spec:\n  template:\n    metadata:\n      labels:\n        app: a\n"
-	    "    spec:\n      containers:\n      - name: c\n        image: i\n",
-	    "spec.selector: Required value");
-	rejects(
-	    "deployments",
-	    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
-	    "spec:\n  selector: {}\n"
-	    "  template:\n    metadata:\n      labels:\n        app: a\n"
-	    "    spec:\n      containers:\n      - name: c\n        image: i\n",
-	    "spec.selector: Invalid value: {}: empty selector is invalid for deployment");
-	rejects(
-	    "deployments",
-	    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
-	    "spec:\n  selector:\n    matchExpressions:\n"
-	    "    - key: app\n      operator: Like\n"
-	    "  template:\n    metadata:\n      labels:\n        app: a\n"
-	    "    spec:\n      containers:\n      - name: c\n        image: i\n",
-	    "spec.selector.matchExpressions[0].operator: Unsupported value: \"Like\"");
-	rejects(
-	    "deployments",
-	    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
-	    "spec:\n  selector:\n    matchLabels:\n      app: a\n    matchLabelz: {}\n"
-	    "  template:\n    metadata:\n      labels:\n        app: a\n"
-	    "    spec:\n      containers:\n      - name: c\n        image: i\n",
-	    "spec.selector: Invalid value: unknown field \"matchLabelz\"");
+	rejects("deployments",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
+		"spec:\n  template:\n    metadata:\n      labels:\n        app: a\n"
+		"    spec:\n      containers:\n      - name: c\n        image: i\n",
+		"spec.selector: Required value");
+	rejects("deployments",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
+		"spec:\n  selector: {}\n"
+		"  template:\n    metadata:\n      labels:\n        app: a\n"
+		"    spec:\n      containers:\n      - name: c\n        image: i\n",
+		"spec.selector: Invalid value: {}: empty selector is invalid for deployment");
+	rejects("deployments",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
+		"spec:\n  selector:\n    matchExpressions:\n"
+		"    - key: app\n      operator: Like\n"
+		"  template:\n    metadata:\n      labels:\n        app: a\n"
+		"    spec:\n      containers:\n      - name: c\n        image: i\n",
+		"spec.selector.matchExpressions[0].operator: Unsupported value: \"Like\"");
+	rejects("deployments",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
+		"spec:\n  selector:\n    matchLabels:\n      app: a\n    matchLabelz: {}\n"
+		"  template:\n    metadata:\n      labels:\n        app: a\n"
+		"    spec:\n      containers:\n      - name: c\n        image: i\n",
+		"spec.selector: Invalid value: unknown field \"matchLabelz\"");
 }
 
 static void test_validate__rejects_bad_replicas_and_strategy(void **state)
@@ -1094,15 +994,18 @@ static void test_validate__rejects_bad_replicas_and_strategy(void **state)
 	    {"  strategy:\n    type: BlueGreen\n",
 	     "spec.strategy.type: Unsupported value: \"BlueGreen\""},
 	    {"  strategy:\n    rollingUpdate:\n      maxSurge: 0\n      maxUnavailable: 0\n",
-	     "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"},
+	     "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when "
+	     "`maxSurge` is 0"},
 	    {"  strategy:\n    rollingUpdate:\n      maxSurge: lots\n",
-	     "spec.strategy.rollingUpdate.maxSurge: Invalid value: \"lots\": a valid percent string"},
+	     "spec.strategy.rollingUpdate.maxSurge: Invalid value: \"lots\": a valid percent "
+	     "string"},
 	    {"  strategy:\n    rollingUpdate:\n      maxUnavailable: 150%\n",
-	     "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: \"150%\": must not be greater than 100%"},
+	     "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: \"150%\": must not be "
+	     "greater than 100%"},
 	    {"  strategy:\n    type: Recreate\n    rollingUpdate:\n      maxSurge: 1\n",
 	     "spec.strategy.rollingUpdate: Forbidden"},
-	    {"  minReadySeconds: 700\n",
-	     "spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds"},
+	    {"  minReadySeconds: 700\n", "spec.progressDeadlineSeconds: Invalid value: 600: must "
+					 "be greater than minReadySeconds"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char *y = xasprintf("apiVersion: apps/v1\nkind: Deployment\n"
@@ -1111,35 +1014,34 @@ static void test_validate__rejects_bad_replicas_and_strategy(void **state)
 		rejects("deployments", y, cases[i].needle);
 		free(y);
 	}
-	rejects(
-	    "replicationcontrollers",
-	    "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\n"
-	    "spec:\n  template:\n    metadata:\n      labels:\n        app: b\n"
-	    "    spec:\n      restartPolicy: Never\n"
-	    "      containers:\n      - name: c\n        image: i\n",
-	    "spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"");
+	rejects("replicationcontrollers",
+		"apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\n"
+		"spec:\n  template:\n    metadata:\n      labels:\n        app: b\n"
+		"    spec:\n      restartPolicy: Never\n"
+		"      containers:\n      - name: c\n        image: i\n",
+		"spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: "
+		"\"Always\"");
 }
 
 static void test_validate__rejects_bad_jobs(void **state)
 {
 	(void)state;
-	rejects(
-	    "jobs",
-	    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n"
-	    "spec:\n  template:\n    spec:\n      restartPolicy: Always\n"
-	    "      containers:\n      - name: c\n        image: i\n",
-	    "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"");
+	rejects("jobs",
+		"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n"
+		"spec:\n  template:\n    spec:\n      restartPolicy: Always\n"
+		"      containers:\n      - name: c\n        image: i\n",
+		"spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported "
+		"values: \"OnFailure\", \"Never\"");
 	rejects("jobs",
 		"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n"
 		"spec:\n  template:\n    spec:\n"
 		"      containers:\n      - name: c\n        image: i\n",
 		"spec.template.spec.restartPolicy: Required value");
-	rejects(
-	    "jobs",
-	    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n"
-	    "spec:\n  backoffLimit: -2\n  template:\n    spec:\n      restartPolicy: Never\n"
-	    "      containers:\n      - name: c\n        image: i\n",
-	    "spec.backoffLimit: Invalid value: -2");
+	rejects("jobs",
+		"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n"
+		"spec:\n  backoffLimit: -2\n  template:\n    spec:\n      restartPolicy: Never\n"
+		"      containers:\n      - name: c\n        image: i\n",
+		"spec.backoffLimit: Invalid value: -2");
 	static const struct {
 		const char *schedule, *needle;
 	} cron[] = {
@@ -1151,39 +1053,35 @@ static void test_validate__rejects_bad_jobs(void **state)
 	    {"TZ=UTC 0 0 * * *", "cannot use TZ or CRON_TZ"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cron); i++) {
-		char *y = xasprintf(
-		    "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
-		    "spec:\n  schedule: '%s'\n  jobTemplate:\n    spec:\n"
-		    "      template:\n        spec:\n          restartPolicy: Never\n"
-		    "          containers:\n          - name: c\n            image: i\n",
-		    cron[i].schedule);
-		char *needle =
-		    xasprintf("spec.schedule: Invalid value: \"%s\": %s",
-			      cron[i].schedule, cron[i].needle);
+		char *y =
+		    xasprintf("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
+			      "spec:\n  schedule: '%s'\n  jobTemplate:\n    spec:\n"
+			      "      template:\n        spec:\n          restartPolicy: Never\n"
+			      "          containers:\n          - name: c\n            image: i\n",
+			      cron[i].schedule);
+		char *needle = xasprintf("spec.schedule: Invalid value: \"%s\": %s",
+					 cron[i].schedule, cron[i].needle);
 		rejects("cronjobs", y, needle);
 		free(needle);
 		free(y);
 	}
-	rejects(
-	    "cronjobs",
-	    "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
-	    "spec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n"
-	    "          restartPolicy: Never\n"
-	    "          containers:\n          - name: c\n            image: i\n",
-	    "spec.schedule: Required value");
-	ynode_free(accept(
-	    "cronjobs",
-	    "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
-	    "spec:\n  schedule: '@hourly'\n  jobTemplate:\n    spec:\n"
-	    "      template:\n        spec:\n          restartPolicy: Never\n"
-	    "          containers:\n          - name: c\n            image: i\n"));
-	ynode_free(accept(
-	    "cronjobs",
-	    "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
-	    "spec:\n  schedule: '0 9-17/2 1,15 JAN-jun mon-FRI'\n"
-	    "  jobTemplate:\n    spec:\n"
-	    "      template:\n        spec:\n          restartPolicy: Never\n"
-	    "          containers:\n          - name: c\n            image: i\n"));
+	rejects("cronjobs",
+		"apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
+		"spec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n"
+		"          restartPolicy: Never\n"
+		"          containers:\n          - name: c\n            image: i\n",
+		"spec.schedule: Required value");
+	ynode_free(accept("cronjobs",
+			  "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
+			  "spec:\n  schedule: '@hourly'\n  jobTemplate:\n    spec:\n"
+			  "      template:\n        spec:\n          restartPolicy: Never\n"
+			  "          containers:\n          - name: c\n            image: i\n"));
+	ynode_free(accept("cronjobs",
+			  "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
+			  "spec:\n  schedule: '0 9-17/2 1,15 JAN-jun mon-FRI'\n"
+			  "  jobTemplate:\n    spec:\n"
+			  "      template:\n        spec:\n          restartPolicy: Never\n"
+			  "          containers:\n          - name: c\n            image: i\n"));
 }
 
 /* ---- rejections: services --------------------------------------------- */
@@ -1199,12 +1097,12 @@ static void test_validate__rejects_bad_services(void **state)
 	     "spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"},
 	    {"  ports:\n  - name: http\n    port: 80\n  - name: http\n    port: 81\n",
 	     "spec.ports[1].name: Duplicate value: \"http\""},
-	    {"  ports:\n  - port: 80\n  - port: 81\n",
-	     "spec.ports[0].name: Required value"},
+	    {"  ports:\n  - port: 80\n  - port: 81\n", "spec.ports[0].name: Required value"},
 	    {"  ports:\n  - port: 80\n    nodePort: 30080\n",
 	     "spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"},
 	    {"  type: NodePort\n  ports:\n  - port: 80\n    nodePort: 80\n",
-	     "spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"},
+	     "spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. "
+	     "The range of valid ports is 30000-32767"},
 	    {"  type: Balanced\n  ports:\n  - port: 80\n",
 	     "spec.type: Unsupported value: \"Balanced\""},
 	    {"  clusterIP: 10.96.0.300\n  ports:\n  - port: 80\n",
@@ -1235,11 +1133,10 @@ static void test_validate__rejects_bad_services(void **state)
 static void test_validate__rejects_bad_config_maps_and_secrets(void **state)
 {
 	(void)state;
-	rejects(
-	    "configmaps",
-	    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
-	    "data:\n  'bad/key': x\n",
-	    "data[bad/key]: Invalid value: \"bad/key\": a valid config key");
+	rejects("configmaps",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+		"data:\n  'bad/key': x\n",
+		"data[bad/key]: Invalid value: \"bad/key\": a valid config key");
 	rejects("configmaps",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
 		"data:\n  port: 8080\n",
@@ -1248,22 +1145,19 @@ static void test_validate__rejects_bad_config_maps_and_secrets(void **state)
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
 		"data:\n  list: [a, b]\n",
 		"data[list]: Invalid value: [\"a\", \"b\"]: must be a string");
-	rejects(
-	    "configmaps",
-	    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
-	    "data:\n  a: x\nbinaryData:\n  a: eA==\n",
-	    "data[a]: Invalid value: \"a\": duplicate of key present in binaryData");
+	rejects("configmaps",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+		"data:\n  a: x\nbinaryData:\n  a: eA==\n",
+		"data[a]: Invalid value: \"a\": duplicate of key present in binaryData");
 
 	size_t big = 1024 * 1024 + 1;
 	char *val = xmalloc(big + 1);
 	memset(val, 'x', big);
 	val[big] = '\0';
-	char *y =
-	    xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
-		      "data:\n  big: %s\n",
-		      val);
-	rejects("configmaps", y,
-		"data: Too long: must have at most 1048576 bytes");
+	char *y = xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+			    "data:\n  big: %s\n",
+			    val);
+	rejects("configmaps", y, "data: Too long: must have at most 1048576 bytes");
 	free(y);
 	free(val);
 
@@ -1281,38 +1175,32 @@ static void test_validate__rejects_bad_config_maps_and_secrets(void **state)
 static void test_validate__rejects_bad_volumes_and_claims(void **state)
 {
 	(void)state;
-	rejects(
-	    "persistentvolumes",
-	    "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\n"
-	    "spec:\n  accessModes: [ReadWriteOnce]\n  hostPath:\n    path: /x\n",
-	    "spec.capacity: Required value");
-	rejects(
-	    "persistentvolumes",
-	    "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\n"
-	    "spec:\n  capacity:\n    storage: 1Gi\n  accessModes: [ReadWriteOnce]\n",
-	    "spec: Required value: must specify a volume type");
-	rejects(
-	    "persistentvolumes",
-	    "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\n"
-	    "spec:\n  capacity:\n    storage: lots\n  accessModes: [ReadWriteOnce]\n"
-	    "  hostPath:\n    path: /x\n",
-	    "spec.capacity[storage]: Invalid value: \"lots\"");
-	rejects(
-	    "persistentvolumeclaims",
-	    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n"
-	    "spec:\n  resources:\n    requests:\n      storage: 1Gi\n",
-	    "spec.accessModes: Required value");
-	rejects(
-	    "persistentvolumeclaims",
-	    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n"
-	    "spec:\n  accessModes: [ReadWriteSometimes]\n"
-	    "  resources:\n    requests:\n      storage: 1Gi\n",
-	    "spec.accessModes[0]: Unsupported value: \"ReadWriteSometimes\"");
-	rejects(
-	    "persistentvolumeclaims",
-	    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n"
-	    "spec:\n  accessModes: [ReadWriteOnce]\n",
-	    "spec.resources[storage]: Required value");
+	rejects("persistentvolumes",
+		"apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\n"
+		"spec:\n  accessModes: [ReadWriteOnce]\n  hostPath:\n    path: /x\n",
+		"spec.capacity: Required value");
+	rejects("persistentvolumes",
+		"apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\n"
+		"spec:\n  capacity:\n    storage: 1Gi\n  accessModes: [ReadWriteOnce]\n",
+		"spec: Required value: must specify a volume type");
+	rejects("persistentvolumes",
+		"apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\n"
+		"spec:\n  capacity:\n    storage: lots\n  accessModes: [ReadWriteOnce]\n"
+		"  hostPath:\n    path: /x\n",
+		"spec.capacity[storage]: Invalid value: \"lots\"");
+	rejects("persistentvolumeclaims",
+		"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n"
+		"spec:\n  resources:\n    requests:\n      storage: 1Gi\n",
+		"spec.accessModes: Required value");
+	rejects("persistentvolumeclaims",
+		"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n"
+		"spec:\n  accessModes: [ReadWriteSometimes]\n"
+		"  resources:\n    requests:\n      storage: 1Gi\n",
+		"spec.accessModes[0]: Unsupported value: \"ReadWriteSometimes\"");
+	rejects("persistentvolumeclaims",
+		"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n"
+		"spec:\n  accessModes: [ReadWriteOnce]\n",
+		"spec.resources[storage]: Required value");
 }
 
 static void test_validate__rejects_bad_hpa_pdb_lease_event(void **state)
@@ -1328,61 +1216,53 @@ static void test_validate__rejects_bad_hpa_pdb_lease_event(void **state)
 		"apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
 		"metadata:\n  name: h\nspec:\n  maxReplicas: 2\n",
 		"spec.scaleTargetRef: Required value");
-	rejects(
-	    "horizontalpodautoscalers",
-	    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
-	    "metadata:\n  name: h\nspec:\n  scaleTargetRef:\n    kind: Deployment\n"
-	    "    name: web\n",
-	    "spec.maxReplicas: Required value");
-	rejects(
-	    "horizontalpodautoscalers",
-	    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
-	    "metadata:\n  name: h\nspec:\n  scaleTargetRef:\n    kind: Deployment\n"
-	    "    name: web\n  maxReplicas: 3\n  metrics:\n  - type: Resource\n"
-	    "    resource:\n      name: cpu\n      target:\n        type: Utilization\n",
-	    "spec.metrics[0].resource.target.averageUtilization: Required value");
-	rejects(
-	    "poddisruptionbudgets",
-	    "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: p\n"
-	    "spec:\n  minAvailable: 1\n  maxUnavailable: 1\n",
-	    "spec: Invalid value: {\"minAvailable\": 1, \"maxUnavailable\": 1}: minAvailable and maxUnavailable cannot be both set");
-	rejects(
-	    "leases",
-	    "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: l\n"
-	    "spec:\n  leaseDurationSeconds: 0\n",
-	    "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0");
-	rejects(
-	    "events",
-	    "apiVersion: v1\nkind: Event\nmetadata:\n  name: e\nreason: X\n",
-	    "involvedObject: Required value");
+	rejects("horizontalpodautoscalers",
+		"apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
+		"metadata:\n  name: h\nspec:\n  scaleTargetRef:\n    kind: Deployment\n"
+		"    name: web\n",
+		"spec.maxReplicas: Required value");
+	rejects("horizontalpodautoscalers",
+		"apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
+		"metadata:\n  name: h\nspec:\n  scaleTargetRef:\n    kind: Deployment\n"
+		"    name: web\n  maxReplicas: 3\n  metrics:\n  - type: Resource\n"
+		"    resource:\n      name: cpu\n      target:\n        type: Utilization\n",
+		"spec.metrics[0].resource.target.averageUtilization: Required value");
+	rejects("poddisruptionbudgets",
+		"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: p\n"
+		"spec:\n  minAvailable: 1\n  maxUnavailable: 1\n",
+		"spec: Invalid value: {\"minAvailable\": 1, \"maxUnavailable\": 1}: minAvailable "
+		"and maxUnavailable cannot be both set");
+	rejects("leases",
+		"apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: l\n"
+		"spec:\n  leaseDurationSeconds: 0\n",
+		"spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0");
+	rejects("events", "apiVersion: v1\nkind: Event\nmetadata:\n  name: e\nreason: X\n",
+		"involvedObject: Required value");
 	rejects("events",
 		"apiVersion: v1\nkind: Event\nmetadata:\n  name: e\n"
 		"involvedObject:\n  kind: Pod\n  name: p\ntype: Fatal\n",
 		"type: Unsupported value: \"Fatal\"");
-	rejects(
-	    "limitranges",
-	    "apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: l\n"
-	    "spec:\n  limits:\n  - type: Container\n    min:\n      cpu: '2'\n"
-	    "    max:\n      cpu: '1'\n",
-	    "spec.limits[0].min[cpu]: Invalid value: \"2\": min value 2 is greater than max value 1");
-	rejects(
-	    "networkpolicies",
-	    "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
-	    "metadata:\n  name: np\nspec:\n  ingress:\n  - from:\n"
-	    "    - ipBlock:\n        cidr: 10.0.0.0/33\n",
-	    "spec.ingress[0].from[0].ipBlock.cidr: Invalid value: \"10.0.0.0/33\"");
-	rejects(
-	    "ingresses",
-	    "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: i\n"
-	    "spec:\n  rules:\n  - http:\n      paths:\n      - path: /\n"
-	    "        backend:\n          service:\n            name: web\n"
-	    "            port:\n              number: 80\n",
-	    "spec.rules[0].http.paths[0].pathType: Required value");
-	rejects(
-	    "nodes",
-	    "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\nspec:\n  taints:\n"
-	    "  - key: k\n    effect: Sometimes\n",
-	    "spec.taints[0].effect: Unsupported value: \"Sometimes\"");
+	rejects("limitranges",
+		"apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: l\n"
+		"spec:\n  limits:\n  - type: Container\n    min:\n      cpu: '2'\n"
+		"    max:\n      cpu: '1'\n",
+		"spec.limits[0].min[cpu]: Invalid value: \"2\": min value 2 is greater than max "
+		"value 1");
+	rejects("networkpolicies",
+		"apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+		"metadata:\n  name: np\nspec:\n  ingress:\n  - from:\n"
+		"    - ipBlock:\n        cidr: 10.0.0.0/33\n",
+		"spec.ingress[0].from[0].ipBlock.cidr: Invalid value: \"10.0.0.0/33\"");
+	rejects("ingresses",
+		"apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: i\n"
+		"spec:\n  rules:\n  - http:\n      paths:\n      - path: /\n"
+		"        backend:\n          service:\n            name: web\n"
+		"            port:\n              number: 80\n",
+		"spec.rules[0].http.paths[0].pathType: Required value");
+	rejects("nodes",
+		"apiVersion: v1\nkind: Node\nmetadata:\n  name: n\nspec:\n  taints:\n"
+		"  - key: k\n    effect: Sometimes\n",
+		"spec.taints[0].effect: Unsupported value: \"Sometimes\"");
 }
 
 /* ---- updates ---------------------------------------------------------- */
@@ -1399,55 +1279,45 @@ static void test_validate__pod_update_rules(void **state)
 	ynode_free(accept_update("pods", pod_min, old));
 	/* the image may change */
 	ynode_free(accept_update("pods",
-				 POD_HEAD
-				 "spec:\n  containers:\n  - name: web\n"
-				 "    image: nginx:1.26\n    ports:\n"
-				 "    - containerPort: 80\n",
+				 POD_HEAD "spec:\n  containers:\n  - name: web\n"
+					  "    image: nginx:1.26\n    ports:\n"
+					  "    - containerPort: 80\n",
 				 old));
 	/* the scheduler binds by setting nodeName once */
-	const char *bound =
-	    POD_HEAD "spec:\n  nodeName: node-1\n  containers:\n"
-		     "  - name: web\n    image: nginx\n    ports:\n"
-		     "    - containerPort: 80\n";
+	const char *bound = POD_HEAD "spec:\n  nodeName: node-1\n  containers:\n"
+				     "  - name: web\n    image: nginx\n    ports:\n"
+				     "    - containerPort: 80\n";
 	struct ynode *b = accept_update("pods", bound, old);
 	char *bound_old = yaml_emit(b, NULL);
 	ynode_free(b);
-	rejects_update(
-	    "pods",
-	    POD_HEAD "spec:\n  nodeName: node-2\n  containers:\n"
-		     "  - name: web\n    image: nginx\n    ports:\n"
-		     "    - containerPort: 80\n",
-	    bound_old,
-	    "spec: Forbidden: pod updates may not change fields other than");
+	rejects_update("pods",
+		       POD_HEAD "spec:\n  nodeName: node-2\n  containers:\n"
+				"  - name: web\n    image: nginx\n    ports:\n"
+				"    - containerPort: 80\n",
+		       bound_old, "spec: Forbidden: pod updates may not change fields other than");
 	free(bound_old);
 	/* anything else is refused, naming what changed */
 	rejects_update("pods",
 		       POD_HEAD "spec:\n  containers:\n  - name: web\n"
 				"    image: nginx\n    ports:\n"
 				"    - containerPort: 8080\n",
-		       old,
-		       "changed: spec.containers[0].ports[0].containerPort");
+		       old, "changed: spec.containers[0].ports[0].containerPort");
 	rejects_update("pods",
 		       POD_HEAD "spec:\n  restartPolicy: Never\n  containers:\n"
 				"  - name: web\n    image: nginx\n    ports:\n"
 				"    - containerPort: 80\n",
-		       old,
-		       "spec: Forbidden: pod updates may not change fields");
+		       old, "spec: Forbidden: pod updates may not change fields");
 	free(old);
 
-	const char *tol =
-	    POD_HEAD "spec:\n  containers:\n  - name: web\n    image: nginx\n"
-		     "  tolerations:\n  - key: a\n    operator: Exists\n";
-	ynode_free(accept_update(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: web\n    image: nginx\n"
-		     "  tolerations:\n  - key: a\n    operator: Exists\n"
-		     "  - key: b\n    operator: Exists\n",
-	    tol));
-	rejects_update(
-	    "pods",
-	    POD_HEAD "spec:\n  containers:\n  - name: web\n    image: nginx\n",
-	    tol, "spec.tolerations: Forbidden");
+	const char *tol = POD_HEAD "spec:\n  containers:\n  - name: web\n    image: nginx\n"
+				   "  tolerations:\n  - key: a\n    operator: Exists\n";
+	ynode_free(accept_update("pods",
+				 POD_HEAD "spec:\n  containers:\n  - name: web\n    image: nginx\n"
+					  "  tolerations:\n  - key: a\n    operator: Exists\n"
+					  "  - key: b\n    operator: Exists\n",
+				 tol));
+	rejects_update("pods", POD_HEAD "spec:\n  containers:\n  - name: web\n    image: nginx\n",
+		       tol, "spec.tolerations: Forbidden");
 }
 
 static void test_validate__immutable_selectors_and_job_template(void **state)
@@ -1457,61 +1327,55 @@ static void test_validate__immutable_selectors_and_job_template(void **state)
 	char *old = yaml_emit(stored, NULL);
 	ynode_free(stored);
 	ynode_free(accept_update("deployments", deploy_min, old));
-	rejects_update(
-	    "deployments",
-	    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
-	    "spec:\n  selector:\n    matchLabels:\n      app: web\n      tier: x\n"
-	    "  template:\n    metadata:\n      labels:\n        app: web\n"
-	    "        tier: x\n    spec:\n      containers:\n      - name: web\n"
-	    "        image: nginx:1.25\n",
-	    old,
-	    "spec.selector: Invalid value: {\"matchLabels\": {\"app\": \"web\", \"tier\": \"x\"}}: field is immutable");
+	rejects_update("deployments",
+		       "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+		       "spec:\n  selector:\n    matchLabels:\n      app: web\n      tier: x\n"
+		       "  template:\n    metadata:\n      labels:\n        app: web\n"
+		       "        tier: x\n    spec:\n      containers:\n      - name: web\n"
+		       "        image: nginx:1.25\n",
+		       old,
+		       "spec.selector: Invalid value: {\"matchLabels\": {\"app\": \"web\", "
+		       "\"tier\": \"x\"}}: field is immutable");
 	free(old);
 
 	stored = accept("jobs", job_min);
 	old = yaml_emit(stored, NULL);
 	ynode_free(stored);
 	ynode_free(accept_update("jobs", job_min, old));
-	rejects_update(
-	    "jobs",
-	    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\n"
-	    "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
-	    "      containers:\n      - name: pi\n        image: perl:5.36\n",
-	    old, "spec.template: Invalid value");
+	rejects_update("jobs",
+		       "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\n"
+		       "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+		       "      containers:\n      - name: pi\n        image: perl:5.36\n",
+		       old, "spec.template: Invalid value");
 	free(old);
 }
 
 static void test_validate__service_cluster_ip_kept_and_immutable(void **state)
 {
 	(void)state;
-	const char *old =
-	    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
-	    "spec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n"
-	    "  clusterIPs: [10.96.0.12]\n  ports:\n  - port: 80\n"
-	    "    nodePort: 31000\n    protocol: TCP\n    targetPort: 80\n"
-	    "  sessionAffinity: None\n";
+	const char *old = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+			  "spec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n"
+			  "  clusterIPs: [10.96.0.12]\n  ports:\n  - port: 80\n"
+			  "    nodePort: 31000\n    protocol: TCP\n    targetPort: 80\n"
+			  "  sessionAffinity: None\n";
 	/* the original manifest written again keeps what was allocated */
-	struct ynode *o = accept_update(
-	    "services",
-	    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
-	    "spec:\n  type: NodePort\n  ports:\n  - port: 80\n",
-	    old);
+	struct ynode *o = accept_update("services",
+					"apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+					"spec:\n  type: NodePort\n  ports:\n  - port: 80\n",
+					old);
 	assert_str_at(o, "spec.clusterIP", "10.96.0.12");
 	assert_int_at(o, "spec.ports[0].nodePort", 31000);
 	ynode_free(o);
-	rejects_update(
-	    "services",
-	    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
-	    "spec:\n  type: NodePort\n  clusterIP: 10.96.0.13\n"
-	    "  ports:\n  - port: 80\n",
-	    old,
-	    "spec.clusterIP: Invalid value: \"10.96.0.13\": field is immutable");
+	rejects_update("services",
+		       "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+		       "spec:\n  type: NodePort\n  clusterIP: 10.96.0.13\n"
+		       "  ports:\n  - port: 80\n",
+		       old, "spec.clusterIP: Invalid value: \"10.96.0.13\": field is immutable");
 	/* the controller may allocate one where there was none */
-	o = accept_update(
-	    "services",
-	    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
-	    "spec:\n  clusterIP: 10.96.0.14\n  ports:\n  - port: 80\n",
-	    svc_min);
+	o = accept_update("services",
+			  "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+			  "spec:\n  clusterIP: 10.96.0.14\n  ports:\n  - port: 80\n",
+			  svc_min);
 	assert_str_at(o, "spec.clusterIP", "10.96.0.14");
 	ynode_free(o);
 }
@@ -1519,30 +1383,26 @@ static void test_validate__service_cluster_ip_kept_and_immutable(void **state)
 static void test_validate__immutable_config_map_and_claim(void **state)
 {
 	(void)state;
-	const char *old =
-	    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
-	    "immutable: true\ndata:\n  a: x\n";
-	rejects_update(
-	    "configmaps",
-	    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
-	    "immutable: true\ndata:\n  a: z\n",
-	    old, "data: Forbidden: field is immutable when `immutable` is set");
-	const char *claim =
-	    "apiVersion: v1\nkind: PersistentVolumeClaim\n"
-	    "metadata:\n  name: c\nspec:\n  accessModes: [ReadWriteOnce]\n"
-	    "  resources:\n    requests:\n      storage: 1Gi\n";
-	ynode_free(accept_update(
-	    "persistentvolumeclaims",
-	    "apiVersion: v1\nkind: PersistentVolumeClaim\n"
-	    "metadata:\n  name: c\nspec:\n  accessModes: [ReadWriteOnce]\n"
-	    "  volumeName: pv1\n  resources:\n    requests:\n      storage: 2Gi\n",
-	    claim));
-	rejects_update(
-	    "persistentvolumeclaims",
-	    "apiVersion: v1\nkind: PersistentVolumeClaim\n"
-	    "metadata:\n  name: c\nspec:\n  accessModes: [ReadWriteMany]\n"
-	    "  resources:\n    requests:\n      storage: 1Gi\n",
-	    claim, "spec: Forbidden: spec is immutable after creation");
+	const char *old = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+			  "immutable: true\ndata:\n  a: x\n";
+	rejects_update("configmaps",
+		       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+		       "immutable: true\ndata:\n  a: z\n",
+		       old, "data: Forbidden: field is immutable when `immutable` is set");
+	const char *claim = "apiVersion: v1\nkind: PersistentVolumeClaim\n"
+			    "metadata:\n  name: c\nspec:\n  accessModes: [ReadWriteOnce]\n"
+			    "  resources:\n    requests:\n      storage: 1Gi\n";
+	ynode_free(
+	    accept_update("persistentvolumeclaims",
+			  "apiVersion: v1\nkind: PersistentVolumeClaim\n"
+			  "metadata:\n  name: c\nspec:\n  accessModes: [ReadWriteOnce]\n"
+			  "  volumeName: pv1\n  resources:\n    requests:\n      storage: 2Gi\n",
+			  claim));
+	rejects_update("persistentvolumeclaims",
+		       "apiVersion: v1\nkind: PersistentVolumeClaim\n"
+		       "metadata:\n  name: c\nspec:\n  accessModes: [ReadWriteMany]\n"
+		       "  resources:\n    requests:\n      storage: 1Gi\n",
+		       claim, "spec: Forbidden: spec is immutable after creation");
 }
 
 /* ---- IngressClass ----------------------------------------------------- */
@@ -1879,14 +1739,11 @@ int main(void)
 	    cmocka_unit_test(test_validate__defaults_probes_and_volumes),
 	    cmocka_unit_test(test_validate__keeps_unknown_fields),
 	    cmocka_unit_test(test_validate__defaults_deployment),
-	    cmocka_unit_test(
-		test_validate__old_deployment_selector_from_template),
+	    cmocka_unit_test(test_validate__old_deployment_selector_from_template),
 	    cmocka_unit_test(test_validate__defaults_replication_controller),
-	    cmocka_unit_test(
-		test_validate__defaults_replica_set_daemon_set_stateful_set),
+	    cmocka_unit_test(test_validate__defaults_replica_set_daemon_set_stateful_set),
 	    cmocka_unit_test(test_validate__defaults_service),
-	    cmocka_unit_test(
-		test_validate__accepts_headless_service_without_ports),
+	    cmocka_unit_test(test_validate__accepts_headless_service_without_ports),
 	    cmocka_unit_test(test_validate__defaults_job_and_cron_job),
 	    cmocka_unit_test(test_validate__defaults_secret_and_claims),
 	    cmocka_unit_test(test_validate__defaults_namespace_hpa_netpol),
@@ -1905,22 +1762,18 @@ int main(void)
 	    cmocka_unit_test(test_validate__rejects_bad_volumes),
 	    cmocka_unit_test(test_validate__rejects_bad_pod_fields),
 	    cmocka_unit_test(test_validate__lists_several_errors),
-	    cmocka_unit_test(
-		test_validate__leaves_document_as_written_on_rejection),
+	    cmocka_unit_test(test_validate__leaves_document_as_written_on_rejection),
 	    cmocka_unit_test(test_validate__rejects_selector_mismatch),
 	    cmocka_unit_test(test_validate__rejects_missing_or_bad_selector),
 	    cmocka_unit_test(test_validate__rejects_bad_replicas_and_strategy),
 	    cmocka_unit_test(test_validate__rejects_bad_jobs),
 	    cmocka_unit_test(test_validate__rejects_bad_services),
-	    cmocka_unit_test(
-		test_validate__rejects_bad_config_maps_and_secrets),
+	    cmocka_unit_test(test_validate__rejects_bad_config_maps_and_secrets),
 	    cmocka_unit_test(test_validate__rejects_bad_volumes_and_claims),
 	    cmocka_unit_test(test_validate__rejects_bad_hpa_pdb_lease_event),
 	    cmocka_unit_test(test_validate__pod_update_rules),
-	    cmocka_unit_test(
-		test_validate__immutable_selectors_and_job_template),
-	    cmocka_unit_test(
-		test_validate__service_cluster_ip_kept_and_immutable),
+	    cmocka_unit_test(test_validate__immutable_selectors_and_job_template),
+	    cmocka_unit_test(test_validate__service_cluster_ip_kept_and_immutable),
 	    cmocka_unit_test(test_validate__immutable_config_map_and_claim),
 	    cmocka_unit_test(test_validate__ingress_class_accepted_and_defaulted),
 	    cmocka_unit_test(test_validate__ingress_class_rejections),

@@ -155,8 +155,7 @@ static void on_add(void *data, const char *key, const struct ynode *obj)
 	assert_ptr_equal(informer_get(fx->inf, key), obj);
 }
 
-static void on_update(void *data, const char *key, const struct ynode *old,
-		      const struct ynode *obj)
+static void on_update(void *data, const char *key, const struct ynode *old, const struct ynode *obj)
 {
 	struct fixture *fx = data;
 	struct rec *r = new_rec(fx, 'U', key);
@@ -697,23 +696,23 @@ static void test_informer_cluster_scoped__folder_lost_and_back(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_informer_start__lists_objects_and_skips_the_rest),
-		T(test_informer_watch__create_rename_over_delete),
-		T(test_informer_watch__delete_grace_zero_reports_deletes_at_once),
-		T(test_informer_watch__scratch_files_are_ignored),
-		T(test_informer_watch__editor_backup_rename_is_an_update),
-		T(test_informer_watch__unparsable_file_is_skipped),
-		T(test_informer_namespace__created_after_start),
-		T(test_informer_namespace__deleted),
-		T(test_informer_namespace__moved_away_with_its_objects),
-		T(test_informer_resync__finds_what_events_did_not_say),
-		T(test_informer_overflow__relists),
-		T(test_informer_foreach__by_namespace_in_key_order),
-		T(test_informer_cluster_scoped__nodes),
-		T(test_informer_start__fails_without_the_tree),
-		T(test_informer_queue__fed_with_keys),
-		T(test_informer_root__lost_and_back),
-		T(test_informer_cluster_scoped__folder_lost_and_back),
+	    T(test_informer_start__lists_objects_and_skips_the_rest),
+	    T(test_informer_watch__create_rename_over_delete),
+	    T(test_informer_watch__delete_grace_zero_reports_deletes_at_once),
+	    T(test_informer_watch__scratch_files_are_ignored),
+	    T(test_informer_watch__editor_backup_rename_is_an_update),
+	    T(test_informer_watch__unparsable_file_is_skipped),
+	    T(test_informer_namespace__created_after_start),
+	    T(test_informer_namespace__deleted),
+	    T(test_informer_namespace__moved_away_with_its_objects),
+	    T(test_informer_resync__finds_what_events_did_not_say),
+	    T(test_informer_overflow__relists),
+	    T(test_informer_foreach__by_namespace_in_key_order),
+	    T(test_informer_cluster_scoped__nodes),
+	    T(test_informer_start__fails_without_the_tree),
+	    T(test_informer_queue__fed_with_keys),
+	    T(test_informer_root__lost_and_back),
+	    T(test_informer_cluster_scoped__folder_lost_and_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,8 +34,7 @@ static void bad(check_fn fn, const char *s, const char *want)
 	assert_non_null(err);
 	assert_int_equal(err->status, EINVAL);
 	if (!strstr(err->msg, want))
-		fail_msg("\"%s\": message \"%s\" lacks \"%s\"", s, err->msg,
-			 want);
+		fail_msg("\"%s\": message \"%s\" lacks \"%s\"", s, err->msg, want);
 }
 
 /* A string of n copies of c (n < 1024), in one of a few static buffers so
@@ -61,33 +60,33 @@ static char *subdomain_of_len(size_t n)
 	return s;
 }
 
-#define LABEL_MSG                                                              \
-	"a lowercase RFC 1123 label must consist of lower case "               \
-	"alphanumeric characters or '-', and must start and end with an "      \
+#define LABEL_MSG                                                                                  \
+	"a lowercase RFC 1123 label must consist of lower case "                                   \
+	"alphanumeric characters or '-', and must start and end with an "                          \
 	"alphanumeric character"
-#define SUBDOMAIN_MSG                                                          \
-	"a lowercase RFC 1123 subdomain must consist of "                      \
-	"lower case alphanumeric characters, '-' or '.', and must start "      \
+#define SUBDOMAIN_MSG                                                                              \
+	"a lowercase RFC 1123 subdomain must consist of "                                          \
+	"lower case alphanumeric characters, '-' or '.', and must start "                          \
 	"and end with an alphanumeric character"
-#define DNS1035_MSG                                                            \
-	"a DNS-1035 label must consist of lower case "                         \
-	"alphanumeric characters or '-', start with an alphabetic "            \
+#define DNS1035_MSG                                                                                \
+	"a DNS-1035 label must consist of lower case "                                             \
+	"alphanumeric characters or '-', start with an alphabetic "                                \
 	"character, and end with an alphanumeric character"
-#define QNAME_MSG                                                              \
-	"must consist of alphanumeric characters, '-', '_' or "                \
+#define QNAME_MSG                                                                                  \
+	"must consist of alphanumeric characters, '-', '_' or "                                    \
 	"'.', and must start and end with an alphanumeric character"
-#define VALUE_MSG                                                              \
-	"a valid label must be an empty string or consist of "                 \
-	"alphanumeric characters, '-', '_' or '.', and must start and end "    \
+#define VALUE_MSG                                                                                  \
+	"a valid label must be an empty string or consist of "                                     \
+	"alphanumeric characters, '-', '_' or '.', and must start and end "                        \
 	"with an alphanumeric character"
-#define ENV_MSG                                                                \
-	"a valid environment variable name must consist of "                   \
-	"alphabetic characters, digits, '_', '-', or '.', and must not "       \
+#define ENV_MSG                                                                                    \
+	"a valid environment variable name must consist of "                                       \
+	"alphabetic characters, digits, '_', '-', or '.', and must not "                           \
 	"start with a digit"
-#define KEY_MSG                                                                \
-	"a valid config key must consist of alphanumeric "                     \
+#define KEY_MSG                                                                                    \
+	"a valid config key must consist of alphanumeric "                                         \
 	"characters, '-', '_' or '.'"
-#define MAX63 "must be no more than 63 characters"
+#define MAX63  "must be no more than 63 characters"
 #define MAX253 "must be no more than 253 characters"
 
 static void test_names__dns1123_label_accepts_valid(void **state)
@@ -121,9 +120,8 @@ static void test_names__dns1123_label_message_is_kubernetes(void **state)
 	(void)state;
 	cleanup_error struct error *err = NULL;
 	assert_int_equal(names_dns1123_label("Foo", &err), -EINVAL);
-	assert_string_equal(err->msg, LABEL_MSG
-			    " (e.g. 'my-name',  or '123-abc', regex used for "
-			    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+	assert_string_equal(err->msg, LABEL_MSG " (e.g. 'my-name',  or '123-abc', regex used for "
+						"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
 }
 
 static void test_names__dns1123_subdomain_accepts_valid(void **state)
@@ -160,10 +158,10 @@ static void test_names__dns1123_subdomain_message_is_kubernetes(void **state)
 	(void)state;
 	cleanup_error struct error *err = NULL;
 	names_dns1123_subdomain("A", &err);
-	assert_string_equal(err->msg, SUBDOMAIN_MSG
-			    " (e.g. 'example.com', regex used for validation "
-			    "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]"
-			    "([-a-z0-9]*[a-z0-9])?)*')");
+	assert_string_equal(err->msg,
+			    SUBDOMAIN_MSG " (e.g. 'example.com', regex used for validation "
+					  "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]"
+					  "([-a-z0-9]*[a-z0-9])?)*')");
 }
 
 static void test_names__dns1035_label(void **state)
@@ -182,10 +180,9 @@ static void test_names__dns1035_label(void **state)
 	bad(names_dns1035_label, rep('z', 64), MAX63);
 	cleanup_error struct error *err = NULL;
 	names_dns1035_label("9", &err);
-	assert_string_equal(err->msg,
-			    DNS1035_MSG " (e.g. 'my-name',  or 'abc-123', "
-					"regex used for validation is "
-					"'[a-z]([-a-z0-9]*[a-z0-9])?')");
+	assert_string_equal(err->msg, DNS1035_MSG " (e.g. 'my-name',  or 'abc-123', "
+						  "regex used for validation is "
+						  "'[a-z]([-a-z0-9]*[a-z0-9])?')");
 }
 
 static void test_names__qualified_name_accepts_valid(void **state)
@@ -211,8 +208,7 @@ static void test_names__qualified_name_rejects_bad_name_part(void **state)
 	(void)state;
 	bad(names_qualified_name, "", "name part must be non-empty");
 	bad(names_qualified_name, "a/", "name part must be non-empty");
-	bad(names_qualified_name, rep('x', 64),
-	    "name part must be no more than 63 characters");
+	bad(names_qualified_name, rep('x', 64), "name part must be no more than 63 characters");
 	bad(names_qualified_name, "-app", "name part " QNAME_MSG);
 	bad(names_qualified_name, "app_", "name part " QNAME_MSG);
 	bad(names_qualified_name, "a b", "name part " QNAME_MSG);
@@ -220,25 +216,21 @@ static void test_names__qualified_name_rejects_bad_name_part(void **state)
 	bad(names_qualified_name, "example.com/.x", "name part " QNAME_MSG);
 	cleanup_error struct error *err = NULL;
 	names_qualified_name("_x", &err);
-	assert_string_equal(err->msg,
-			    "name part " QNAME_MSG
-			    " (e.g. 'MyName',  or 'my.name',  or "
-			    "'123-abc', regex used for validation is "
-			    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+	assert_string_equal(err->msg, "name part " QNAME_MSG " (e.g. 'MyName',  or 'my.name',  or "
+				      "'123-abc', regex used for validation is "
+				      "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
 }
 
 static void test_names__qualified_name_rejects_bad_prefix(void **state)
 {
 	(void)state;
 	bad(names_qualified_name, "/a", "prefix part must be non-empty");
-	bad(names_qualified_name, "Example.com/a",
-	    "prefix part " SUBDOMAIN_MSG);
+	bad(names_qualified_name, "Example.com/a", "prefix part " SUBDOMAIN_MSG);
 	bad(names_qualified_name, "a_b/c", "prefix part " SUBDOMAIN_MSG);
 	bad(names_qualified_name, "a./c", "prefix part " SUBDOMAIN_MSG);
 	cleanup_free char *prefix = subdomain_of_len(254);
 	cleanup_free char *full = xasprintf("%s/a", prefix);
-	bad(names_qualified_name, full,
-	    "prefix part must be no more than 253 characters");
+	bad(names_qualified_name, full, "prefix part must be no more than 253 characters");
 }
 
 static void test_names__qualified_name_rejects_two_slashes(void **state)
@@ -269,11 +261,10 @@ static void test_names__label_value(void **state)
 	bad(names_label_value, "_", VALUE_MSG);
 	cleanup_error struct error *err = NULL;
 	names_label_value("x y", &err);
-	assert_string_equal(
-		err->msg, VALUE_MSG
-		" (e.g. 'MyValue',  or 'my_value',  or '12345', regex "
-		"used for validation is "
-		"'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+	assert_string_equal(err->msg,
+			    VALUE_MSG " (e.g. 'MyValue',  or 'my_value',  or '12345', regex "
+				      "used for validation is "
+				      "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
 }
 
 static void test_names__port_name(void **state)
@@ -284,8 +275,7 @@ static void test_names__port_name(void **state)
 	ok(names_port_name, "metrics-1");
 	ok(names_port_name, "a");
 	ok(names_port_name, rep('p', 15));
-	bad(names_port_name, rep('p', 16),
-	    "must be no more than 15 characters");
+	bad(names_port_name, rep('p', 16), "must be no more than 15 characters");
 	bad(names_port_name, "",
 	    "must contain only alpha-numeric characters (a-z, 0-9), and "
 	    "hyphens (-)");
@@ -318,10 +308,9 @@ static void test_names__env_var(void **state)
 	bad(names_env_var, "..a", "must not start with '..'");
 	cleanup_error struct error *err = NULL;
 	names_env_var("9", &err);
-	assert_string_equal(err->msg, ENV_MSG
-			    " (e.g. 'my.env-name',  or 'MY_ENV.NAME', "
-			    " or 'MyEnvName1', regex used for "
-			    "validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')");
+	assert_string_equal(err->msg, ENV_MSG " (e.g. 'my.env-name',  or 'MY_ENV.NAME', "
+					      " or 'MyEnvName1', regex used for "
+					      "validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')");
 }
 
 static void test_names__config_key(void **state)
@@ -343,10 +332,9 @@ static void test_names__config_key(void **state)
 	bad(names_config_key, "..data", "must not start with '..'");
 	cleanup_error struct error *err = NULL;
 	names_config_key("a:b", &err);
-	assert_string_equal(err->msg,
-			    KEY_MSG " (e.g. 'key.name',  or 'KEY_NAME',  or "
-				    "'key-name', regex used for validation is "
-				    "'[-._a-zA-Z0-9]+')");
+	assert_string_equal(err->msg, KEY_MSG " (e.g. 'key.name',  or 'KEY_NAME',  or "
+					      "'key-name', regex used for validation is "
+					      "'[-._a-zA-Z0-9]+')");
 }
 
 static void test_names__ignores_null_err(void **state)
@@ -370,9 +358,9 @@ static void test_names__object_file(void **state)
 	assert_true(names_object_file("a.b.yaml", &len));
 	assert_int_equal(len, 3);
 	static const char *const scratch[] = {
-	    "#x.yaml",	"#x.yaml#", ".#x.yaml", ".x.yaml",    "x.yaml~", ".x.yaml.swp",
-	    ".x.yaml.swx", "x.yaml.tmp", "4913",	"sedAbC123", ".yaml",   "yaml",
-	    "x.yml",	"x.YAML",   "x.yaml.",	"",	      "x.json",
+	    "#x.yaml",	   "#x.yaml#",	 ".#x.yaml", ".x.yaml",	  "x.yaml~", ".x.yaml.swp",
+	    ".x.yaml.swx", "x.yaml.tmp", "4913",     "sedAbC123", ".yaml",   "yaml",
+	    "x.yml",	   "x.YAML",	 "x.yaml.",  "",	  "x.json",
 	};
 	for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++) {
 		len = 99;
@@ -385,27 +373,23 @@ static void test_names__object_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_names__dns1123_label_accepts_valid),
-		cmocka_unit_test(test_names__dns1123_label_rejects_invalid),
-		cmocka_unit_test(
-			test_names__dns1123_label_message_is_kubernetes),
-		cmocka_unit_test(test_names__dns1123_subdomain_accepts_valid),
-		cmocka_unit_test(test_names__dns1123_subdomain_rejects_invalid),
-		cmocka_unit_test(
-			test_names__dns1123_subdomain_message_is_kubernetes),
-		cmocka_unit_test(test_names__dns1035_label),
-		cmocka_unit_test(test_names__qualified_name_accepts_valid),
-		cmocka_unit_test(
-			test_names__qualified_name_rejects_bad_name_part),
-		cmocka_unit_test(test_names__qualified_name_rejects_bad_prefix),
-		cmocka_unit_test(
-			test_names__qualified_name_rejects_two_slashes),
-		cmocka_unit_test(test_names__label_value),
-		cmocka_unit_test(test_names__port_name),
-		cmocka_unit_test(test_names__env_var),
-		cmocka_unit_test(test_names__config_key),
-		cmocka_unit_test(test_names__ignores_null_err),
-		cmocka_unit_test(test_names__object_file),
+	    cmocka_unit_test(test_names__dns1123_label_accepts_valid),
+	    cmocka_unit_test(test_names__dns1123_label_rejects_invalid),
+	    cmocka_unit_test(test_names__dns1123_label_message_is_kubernetes),
+	    cmocka_unit_test(test_names__dns1123_subdomain_accepts_valid),
+	    cmocka_unit_test(test_names__dns1123_subdomain_rejects_invalid),
+	    cmocka_unit_test(test_names__dns1123_subdomain_message_is_kubernetes),
+	    cmocka_unit_test(test_names__dns1035_label),
+	    cmocka_unit_test(test_names__qualified_name_accepts_valid),
+	    cmocka_unit_test(test_names__qualified_name_rejects_bad_name_part),
+	    cmocka_unit_test(test_names__qualified_name_rejects_bad_prefix),
+	    cmocka_unit_test(test_names__qualified_name_rejects_two_slashes),
+	    cmocka_unit_test(test_names__label_value),
+	    cmocka_unit_test(test_names__port_name),
+	    cmocka_unit_test(test_names__env_var),
+	    cmocka_unit_test(test_names__config_key),
+	    cmocka_unit_test(test_names__ignores_null_err),
+	    cmocka_unit_test(test_names__object_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

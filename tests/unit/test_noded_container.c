@@ -151,21 +151,22 @@ static void test_env__sources_and_expansion(void **state)
 	image_with(&img, NULL, "sh");
 	struct container_plan p;
 	struct error *err = NULL;
-	int r = plan("name: c\nimage: busybox\n"
-		     "envFrom: [{configMapRef: {name: cfg}, prefix: CM_}]\n"
-		     "env:\n"
-		     "- {name: A, value: x}\n"
-		     "- {name: B, value: '$(A)-$(NOPE)-$$(A)'}\n"
-		     "- {name: NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n"
-		     "- {name: NS, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}\n"
-		     "- {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n"
-		     "- {name: HOST, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}\n"
-		     "- {name: APP, valueFrom: {fieldRef: {fieldPath: \"metadata.labels['app']\"}}}\n"
-		     "- {name: G, valueFrom: {configMapKeyRef: {name: cfg, key: greeting}}}\n"
-		     "- {name: P, valueFrom: {secretKeyRef: {name: sec, key: password}}}\n"
-		     "- {name: O, valueFrom: {configMapKeyRef: {name: gone, key: k, optional: true}}}\n"
-		     "command: [echo, '$(A)']\n",
-		     &img, &p, &err);
+	int r =
+	    plan("name: c\nimage: busybox\n"
+		 "envFrom: [{configMapRef: {name: cfg}, prefix: CM_}]\n"
+		 "env:\n"
+		 "- {name: A, value: x}\n"
+		 "- {name: B, value: '$(A)-$(NOPE)-$$(A)'}\n"
+		 "- {name: NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n"
+		 "- {name: NS, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}\n"
+		 "- {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n"
+		 "- {name: HOST, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}\n"
+		 "- {name: APP, valueFrom: {fieldRef: {fieldPath: \"metadata.labels['app']\"}}}\n"
+		 "- {name: G, valueFrom: {configMapKeyRef: {name: cfg, key: greeting}}}\n"
+		 "- {name: P, valueFrom: {secretKeyRef: {name: sec, key: password}}}\n"
+		 "- {name: O, valueFrom: {configMapKeyRef: {name: gone, key: k, optional: true}}}\n"
+		 "command: [echo, '$(A)']\n",
+		 &img, &p, &err);
 	assert_int_equal(r, 0);
 	assert_string_equal(strv_getenv(&p.env, "IMG"), "1");
 	assert_string_equal(strv_getenv(&p.env, "PATH"), "/bin");
@@ -210,7 +211,8 @@ static void test_env__missing_objects_and_keys(void **state)
 		assert_int_equal(plan(cases[i].yaml, &img, &p, &err), -1);
 		assert_string_equal(p.reason, "CreateContainerConfigError");
 		if (!strstr(err->msg, cases[i].want))
-			fail_msg("case %zu: \"%s\" does not say \"%s\"", i, err->msg, cases[i].want);
+			fail_msg("case %zu: \"%s\" does not say \"%s\"", i, err->msg,
+				 cases[i].want);
 		error_free(err);
 	}
 	image_clear(&img);
@@ -260,8 +262,8 @@ static void test_expand__edge_cases(void **state)
 	strv_setenv(&env, "A", "2"); /* replaced */
 	assert_int_equal(env.n, 1);
 	static const char *const cases[][2] = {
-	    {"$(A)", "2"},     {"$$(A)", "$(A)"}, {"$(A", "$(A"},   {"$", "$"},
-	    {"a$(A)b", "a2b"}, {"$(B)", "$(B)"},  {"$$$$", "$$"},   {"", ""},
+	    {"$(A)", "2"},     {"$$(A)", "$(A)"}, {"$(A", "$(A"}, {"$", "$"},
+	    {"a$(A)b", "a2b"}, {"$(B)", "$(B)"},  {"$$$$", "$$"}, {"", ""},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *got = container_expand(cases[i][0], &env);
@@ -301,9 +303,8 @@ static void test_image__references_and_config(void **state)
 	assert_non_null(strstr(img.root, "/busybox"));
 	assert_int_equal(img.entrypoint.n, 0);
 	image_clear(&img);
-	assert_int_equal(image_resolve(tmpdir, "docker.io/library/busybox:1.36@sha256:ab", &img,
-				       NULL),
-			 0);
+	assert_int_equal(
+	    image_resolve(tmpdir, "docker.io/library/busybox:1.36@sha256:ab", &img, NULL), 0);
 	assert_non_null(strstr(img.root, "busybox_1.36"));
 	assert_int_equal(img.entrypoint.n, 2);
 	assert_string_equal(img.cmd.v[0], "echo hi");
@@ -318,7 +319,8 @@ static void test_image__references_and_config(void **state)
 	assert_non_null(strstr(err->msg, "image \"nginx\" is not on this node"));
 	error_free(err);
 	err = NULL;
-	static const char *const bad[] = {"", "busybox:", "Busybox", "a/..", "bad name", "busy!box"};
+	static const char *const bad[] = {"",	  "busybox:", "Busybox",
+					  "a/..", "bad name", "busy!box"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(image_resolve(tmpdir, bad[i], &img, &err), -EINVAL);
 		error_free(err);

@@ -18,8 +18,7 @@ static int64_t parse_ok(const char *s)
 	int64_t v = -12345;
 	int rc = quantity_parse(s, &v, &err);
 	if (rc != 0)
-		fail_msg("quantity_parse(\"%s\") failed: %s", s,
-			 err ? err->msg : "(no error)");
+		fail_msg("quantity_parse(\"%s\") failed: %s", s, err ? err->msg : "(no error)");
 	assert_null(err);
 	return v;
 }
@@ -32,20 +31,18 @@ static int parse_fails(const char *s, const char *want)
 	int64_t v = 777;
 	int rc = quantity_parse(s, &v, &err);
 	if (rc >= 0)
-		fail_msg("quantity_parse(\"%s\") accepted as %lld", s,
-			 (long long)v);
+		fail_msg("quantity_parse(\"%s\") accepted as %lld", s, (long long)v);
 	assert_non_null(err);
 	assert_int_equal(rc, -err->status);
 	assert_int_equal(v, 777);
 	if (!strstr(err->msg, want))
-		fail_msg("quantity_parse(\"%s\"): message \"%s\" lacks \"%s\"",
-			 s, err->msg, want);
+		fail_msg("quantity_parse(\"%s\"): message \"%s\" lacks \"%s\"", s, err->msg, want);
 	return err->status;
 }
 
 #define FORMAT_MSG "quantities must match the regular expression"
 #define SUFFIX_MSG "unable to parse quantity's suffix"
-#define RANGE_MSG "out of range"
+#define RANGE_MSG  "out of range"
 
 static void test_quantity__parses_plain_integers(void **state)
 {
@@ -181,8 +178,7 @@ static void test_quantity__int64_boundaries(void **state)
 static void test_quantity__rejects_int64_overflow(void **state)
 {
 	(void)state;
-	assert_int_equal(parse_fails("9223372036854775808m", RANGE_MSG),
-			 ERANGE);
+	assert_int_equal(parse_fails("9223372036854775808m", RANGE_MSG), ERANGE);
 	parse_fails("-9223372036854775809m", RANGE_MSG);
 	parse_fails("9223372036854775.8071", RANGE_MSG); /* rounds up past */
 	parse_fails("9223372036854776", RANGE_MSG);
@@ -205,7 +201,7 @@ static void test_quantity__rejects_empty_and_signs_alone(void **state)
 	parse_fails("m", FORMAT_MSG);
 	parse_fails("Ki", FORMAT_MSG);
 	parse_fails("e3", FORMAT_MSG);
-	assert_int_equal(quantity_parse(NULL, &(int64_t){ 0 }, NULL), -EINVAL);
+	assert_int_equal(quantity_parse(NULL, &(int64_t){0}, NULL), -EINVAL);
 }
 
 static void test_quantity__rejects_malformed_numbers(void **state)
@@ -319,23 +315,23 @@ static void test_quantity__format_round_trips(void **state)
 {
 	(void)state;
 	static const int64_t values[] = {
-		0,
-		1,
-		-1,
-		999,
-		1000,
-		1001,
-		1024000,
-		1000000,
-		1023999,
-		1048576000,
-		5000000000000LL,
-		INT64_MAX,
-		INT64_MIN,
-		INT64_MAX / 1000 * 1000,
-		INT64_MIN / 1000 * 1000,
-		1152921504606846976LL,
-		1125899906842624000LL,
+	    0,
+	    1,
+	    -1,
+	    999,
+	    1000,
+	    1001,
+	    1024000,
+	    1000000,
+	    1023999,
+	    1048576000,
+	    5000000000000LL,
+	    INT64_MAX,
+	    INT64_MIN,
+	    INT64_MAX / 1000 * 1000,
+	    INT64_MIN / 1000 * 1000,
+	    1152921504606846976LL,
+	    1125899906842624000LL,
 	};
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
 		char buf[64];
@@ -360,25 +356,25 @@ static void test_quantity__format_round_trips(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quantity__parses_plain_integers),
-		cmocka_unit_test(test_quantity__parses_signs),
-		cmocka_unit_test(test_quantity__parses_fractions),
-		cmocka_unit_test(test_quantity__parses_decimal_si_suffixes),
-		cmocka_unit_test(test_quantity__parses_binary_si_suffixes),
-		cmocka_unit_test(test_quantity__parses_exponents),
-		cmocka_unit_test(test_quantity__e_alone_is_exa),
-		cmocka_unit_test(test_quantity__rounds_up_finer_than_milli),
-		cmocka_unit_test(test_quantity__int64_boundaries),
-		cmocka_unit_test(test_quantity__rejects_int64_overflow),
-		cmocka_unit_test(test_quantity__rejects_empty_and_signs_alone),
-		cmocka_unit_test(test_quantity__rejects_malformed_numbers),
-		cmocka_unit_test(test_quantity__rejects_unknown_suffix),
-		cmocka_unit_test(test_quantity__rejects_double_suffix),
-		cmocka_unit_test(test_quantity__rejects_bad_exponents),
-		cmocka_unit_test(test_quantity__ignores_null_err),
-		cmocka_unit_test(test_quantity__formats_canonically),
-		cmocka_unit_test(test_quantity__format_truncates_to_size),
-		cmocka_unit_test(test_quantity__format_round_trips),
+	    cmocka_unit_test(test_quantity__parses_plain_integers),
+	    cmocka_unit_test(test_quantity__parses_signs),
+	    cmocka_unit_test(test_quantity__parses_fractions),
+	    cmocka_unit_test(test_quantity__parses_decimal_si_suffixes),
+	    cmocka_unit_test(test_quantity__parses_binary_si_suffixes),
+	    cmocka_unit_test(test_quantity__parses_exponents),
+	    cmocka_unit_test(test_quantity__e_alone_is_exa),
+	    cmocka_unit_test(test_quantity__rounds_up_finer_than_milli),
+	    cmocka_unit_test(test_quantity__int64_boundaries),
+	    cmocka_unit_test(test_quantity__rejects_int64_overflow),
+	    cmocka_unit_test(test_quantity__rejects_empty_and_signs_alone),
+	    cmocka_unit_test(test_quantity__rejects_malformed_numbers),
+	    cmocka_unit_test(test_quantity__rejects_unknown_suffix),
+	    cmocka_unit_test(test_quantity__rejects_double_suffix),
+	    cmocka_unit_test(test_quantity__rejects_bad_exponents),
+	    cmocka_unit_test(test_quantity__ignores_null_err),
+	    cmocka_unit_test(test_quantity__formats_canonically),
+	    cmocka_unit_test(test_quantity__format_truncates_to_size),
+	    cmocka_unit_test(test_quantity__format_round_trips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -217,10 +217,10 @@ static void test_workqueue_rate_limit__retry_is_delivered(void **state)
 struct handled {
 	char keys[64][32];
 	int n;
-	int fail_first;	 /* fail this many calls for "dev/flaky" */
-	int readd;	 /* re-add the key this many times */
+	int fail_first; /* fail this many calls for "dev/flaky" */
+	int readd;	/* re-add the key this many times */
 	struct workqueue *q;
-	struct loop *stop;	 /* stopped after a success, if set */
+	struct loop *stop; /* stopped after a success, if set */
 };
 
 static int handler(void *data, const char *key, struct error **err)
@@ -314,19 +314,19 @@ static void test_workqueue_set_handler__delayed_key_reaches_the_handler(void **s
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_workqueue_add__deduplicates_and_keeps_fifo_order),
-		T(test_workqueue_add__while_processing_requeues_after_done),
-		T(test_workqueue_done__unknown_key_is_harmless),
-		T(test_workqueue_add_after__waits_for_its_timer),
-		T(test_workqueue_add_after__keeps_the_earlier_time),
-		T(test_workqueue_add_after__deduplicates_with_queued_key),
-		T(test_workqueue_rate_limit__doubles_to_the_cap_and_forget_resets),
-		T(test_workqueue_rate_limit__defaults_and_no_overflow),
-		T(test_workqueue_rate_limit__retry_is_delivered),
-		T(test_workqueue_drain__handles_up_to_max),
-		T(test_workqueue_drain__failure_retries_then_success_forgets),
-		T(test_workqueue_set_handler__keys_added_while_draining_wait_a_turn),
-		T(test_workqueue_set_handler__delayed_key_reaches_the_handler),
+	    T(test_workqueue_add__deduplicates_and_keeps_fifo_order),
+	    T(test_workqueue_add__while_processing_requeues_after_done),
+	    T(test_workqueue_done__unknown_key_is_harmless),
+	    T(test_workqueue_add_after__waits_for_its_timer),
+	    T(test_workqueue_add_after__keeps_the_earlier_time),
+	    T(test_workqueue_add_after__deduplicates_with_queued_key),
+	    T(test_workqueue_rate_limit__doubles_to_the_cap_and_forget_resets),
+	    T(test_workqueue_rate_limit__defaults_and_no_overflow),
+	    T(test_workqueue_rate_limit__retry_is_delivered),
+	    T(test_workqueue_drain__handles_up_to_max),
+	    T(test_workqueue_drain__failure_retries_then_success_forgets),
+	    T(test_workqueue_set_handler__keys_added_while_draining_wait_a_turn),
+	    T(test_workqueue_set_handler__delayed_key_reaches_the_handler),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
