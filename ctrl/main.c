@@ -81,6 +81,8 @@ static void on_signal(struct loop *loop, int signo, void *data)
 /* A flag's value, applied over the config file. */
 int main(int argc, char **argv)
 {
+	/* Declared here: the gotos below must never skip a cleanup variable. */
+	cleanup_free char *nsdir = NULL;
 	struct ctrl_config cfg = {0};
 	const struct config_key keys[] = {
 	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg.mount, .def = "/cluster"},
@@ -219,7 +221,7 @@ int main(int argc, char **argv)
 
 	struct ctrl ctx = {.cfg = &cfg, .mount = cfg.mount};
 	struct ctrl_leader *leader = NULL;
-	cleanup_free char *nsdir = xasprintf("%s/namespaces", cfg.mount);
+	nsdir = xasprintf("%s/namespaces", cfg.mount);
 	struct stat st;
 	if (stat(nsdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		error_set(&err, ENOENT, "no cluster is mounted at %s (no %s)", cfg.mount, nsdir);

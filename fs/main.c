@@ -75,6 +75,8 @@ static void usage(const char *prog)
 
 int main(int argc, char **argv)
 {
+	/* Declared here: the gotos below must never skip a cleanup variable. */
+	cleanup_free char *store_dir = NULL, *git_dir = NULL;
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options opts = {0};
 	struct fuse_cmdline_opts fopts = {0};
@@ -156,8 +158,8 @@ int main(int argc, char **argv)
 			strerror(errno));
 		goto out_args;
 	}
-	cleanup_free char *store_dir = xasprintf("%s/state", state);
-	cleanup_free char *git_dir = xasprintf("%s/history.git", state);
+	store_dir = xasprintf("%s/state", state);
+	git_dir = xasprintf("%s/history.git", state);
 
 	if (store_open(store_dir, &store, &err) < 0 ||
 	    history_open(git_dir, store, &hist, &err) < 0)

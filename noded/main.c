@@ -129,6 +129,8 @@ static int parse_bytes(const char *key, const char *s, int64_t *bytes, struct er
 
 int main(int argc, char **argv)
 {
+	/* Declared here: the gotos below must never skip a cleanup variable. */
+	cleanup_free char *nodes_dir = NULL, *images = NULL, *bin_dir = NULL, *proxy_table = NULL;
 	static const struct option longopts[] = {
 	    {"mount", required_argument, NULL, 'm'},
 	    {"name", required_argument, NULL, 'n'},
@@ -293,7 +295,7 @@ int main(int argc, char **argv)
 	no.hollow_capacity.pods = (int64_t)cf.max_pods * 1000;
 
 	ret = 1;
-	cleanup_free char *nodes_dir = xasprintf("%s/nodes", cf.mount);
+	nodes_dir = xasprintf("%s/nodes", cf.mount);
 	struct stat stn;
 	if (stat(nodes_dir, &stn) != 0 || !S_ISDIR(stn.st_mode)) {
 		error_set(&err, ENOENT, "%s is not a corral mount (no nodes/ folder there)",
@@ -316,9 +318,8 @@ int main(int argc, char **argv)
 		loop_free(loop);
 		goto out_conf;
 	}
-	cleanup_free char *images =
-	    *cf.images ? xstrdup(cf.images) : xasprintf("%s/images", cf.state);
-	cleanup_free char *bin_dir = self_dir();
+	images = *cf.images ? xstrdup(cf.images) : xasprintf("%s/images", cf.state);
+	bin_dir = self_dir();
 	struct runtime *rt = NULL;
 	if (cf.hollow) {
 		rt = runtime_hollow_new();
@@ -346,7 +347,6 @@ int main(int argc, char **argv)
 	struct pods *pods = NULL;
 	struct net *net = NULL;
 	struct proxy *proxy = NULL;
-	cleanup_free char *proxy_table = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
 		 cf.hollow ? "hollow" : "real", rt->version);
 	if (node_agent_register(na, &err) < 0)

@@ -104,7 +104,9 @@ static char *net__table(const struct net *n)
 			 n->table, n->table, n->table, n->bridge, pods, n->bridge, pods);
 }
 
-int net_up(struct net *n, struct error **err)
+/* net_up()'s steps. Each failure returns at once: a goto past the
+ * cleanup variables below would free them uninitialized. */
+static int net__up(struct net *n, struct error **err)
 {
 	char pods[CIDR_STR_SIZE], services[CIDR_STR_SIZE];
 	cidr_format(&n->cluster_cidr, pods);
@@ -113,31 +115,37 @@ int net_up(struct net *n, struct error **err)
 	cleanup_free char *table = net__table(n);
 	char *nft[] = {"nft", "-f", "-", NULL};
 	if (exec_run(nft, table, 0, err) < 0)
-		goto fail;
+		return -1;
 	cleanup_free char *routes = xasprintf("route replace unreachable %s\n"
 					      "route replace unreachable %s\n",
 					      pods, services);
 	if (net__ip(routes, 0, err) < 0)
-		goto fail;
+		return -1;
 	if (!net__link_exists(n->bridge)) {
 		cleanup_free char *br = xasprintf("link add %s type bridge\n", n->bridge);
 		if (net__ip(br, 0, err) < 0)
-			goto fail;
+			return -1;
 	}
 	cleanup_free char *fwd = xasprintf("/proc/sys/net/ipv4/conf/%s/forwarding", n->bridge);
 	if (net__sysctl(fwd, "1", err) < 0)
-		goto fail;
+		return -1;
 	cleanup_free char *addr = xasprintf("addr replace %s/%u dev %s\n"
 					    "link set %s up\n",
 					    n->gateway, n->pod_cidr.prefix, n->bridge, n->bridge);
 	if (net__ip(addr, 0, err) < 0)
-		goto fail;
+		return -1;
 	log_info("network: bridge %s %s/%u, unreachable %s and %s, table ip %s", n->bridge,
 		 n->gateway, n->pod_cidr.prefix, pods, services, n->table);
 	return 0;
-fail:
-	error_prefix(err, "node network");
-	return -1;
+}
+
+int net_up(struct net *n, struct error **err)
+{
+	if (net__up(n, err) < 0) {
+		error_prefix(err, "node network");
+		return -1;
+	}
+	return 0;
 }
 
 /* Whether another corral bridge than ours is on the machine. */
@@ -205,18 +213,16 @@ int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, stru
 					    "link set %s master %s up\n"
 					    "link set %s type bridge_slave hairpin on\n",
 					    veth, (int)pause, veth, n->bridge, veth);
-	if (net__ip(host, 0, err) < 0)
-		goto fail;
 	cleanup_free char *pod = xasprintf("addr add %s/%u dev eth0\n"
 					   "link set eth0 up\n"
 					   "route add default via %s\n",
 					   ip, n->pod_cidr.prefix, n->gateway);
-	if (net__ip(pod, pause, err) < 0)
-		goto fail;
+	/* No goto past the cleanup variables: they would be freed unset. */
+	if (net__ip(host, 0, err) < 0 || net__ip(pod, pause, err) < 0) {
+		error_prefix(err, "pod network (%s on %s)", ip, n->bridge);
+		return -1;
+	}
 	return 0;
-fail:
-	error_prefix(err, "pod network (%s on %s)", ip, n->bridge);
-	return -1;
 }
 
 void net_pod_down(struct net *n, const char *uid)
