@@ -61,7 +61,7 @@ spec:
     spec: {containers: [{name: web, image: busybox, command: [sleep, "3600"]}]}
 Y
 check "a Deployment dropped at the namespace's top is accepted" cp "$T/web.yaml" "$D/"
-check "... filed as deployments/web.yaml" wait_for 10 test -f "$D/deployments/web.yaml"
+check "... filed as deployments/web.yaml" wait_for 10 readable "$D/deployments/web.yaml"
 check "... and the drop file is removed" wait_for 10 test ! -e "$D/web.yaml"
 check "a ReplicaSet web-<pod-template-hash> is made" wait_for 10 has replicasets web- 1
 RS=$(ls "$D/replicasets" | grep '^web-' | head -1)
@@ -273,7 +273,7 @@ kind: Widget
 metadata: {name: odd}
 Y
 check "a drop box with a ConfigMap and a document of an unknown kind is accepted" cp "$T/partial.yaml" "$D/partial.yaml"
-check "... the ConfigMap is filed" wait_for 10 test -f "$D/configmaps/partial-good.yaml"
+check "... the ConfigMap is filed" wait_for 10 readable "$D/configmaps/partial-good.yaml"
 check "... the drop file is removed once every document was tried" wait_for 10 test ! -e "$D/partial.yaml"
 check "... a Warning event names the unknown one" wait_for 10 sh -c "grep -l 'partial.yaml, document 2 (Widget odd)' '$D'/events/*.yaml | grep -q ."
 cat >"$T/ns.yaml" <<'Y'
@@ -287,7 +287,7 @@ metadata: {name: inside, namespace: made}
 data: {a: "1"}
 Y
 check "a drop box can make a namespace and fill it" cp "$T/ns.yaml" "$M/ns.yaml"
-check "... in order" wait_for 10 test -f "$M/namespaces/made/configmaps/inside.yaml"
+check "... in order" wait_for 10 readable "$M/namespaces/made/configmaps/inside.yaml"
 check "... with the Namespace's labels" grep -q 'team: a' "$M/namespaces/made.yaml"
 
 # ---- garbage collection ---------------------------------------------------------

@@ -64,7 +64,7 @@ commits() { git --git-dir="$S/history.git" log --oneline -- "$@" 2>/dev/null | w
 
 # ---- a hollow node registers ----
 start_node hollow-1 --hollow
-check "a hollow node registers nodes/hollow-1.yaml" wait_for 10 test -s "$(node hollow-1)"
+check "a hollow node registers nodes/hollow-1.yaml" wait_for 10 readable "$(node hollow-1)"
 N=$(node hollow-1)
 check "capacity: kubemark's hollow sizes" sh -c "grep -A4 '^  capacity:' '$N' | grep -q \"cpu: '1'\" && grep -A4 '^  capacity:' '$N' | grep -q 'memory: 3840Mi' && grep -A4 '^  capacity:' '$N' | grep -q \"pods: '110'\""
 check "allocatable is reported" grep -q '^  allocatable:' "$N"
@@ -78,7 +78,7 @@ done
 check "labels kubernetes.io/hostname, os and arch" sh -c "grep -q 'kubernetes.io/hostname: hollow-1' '$N' && grep -q 'kubernetes.io/os: linux' '$N' && grep -q 'kubernetes.io/arch: ' '$N'"
 check "nodeInfo and an InternalIP address" sh -c "grep -q '^  nodeInfo:' '$N' && grep -q 'type: InternalIP' '$N'"
 # the Lease is written after the node
-check "a Lease in kube-node-lease" wait_for 10 test -s "$M/namespaces/kube-node-lease/leases/hollow-1.yaml"
+check "a Lease in kube-node-lease" wait_for 10 readable "$M/namespaces/kube-node-lease/leases/hollow-1.yaml"
 
 # ---- heartbeats ----
 b1=$(beat "$N")
@@ -113,13 +113,13 @@ mkpod other nodeless-1
 
 # ---- a second node, and three started together ----
 start_node hollow-2 --hollow
-check "a second hollow node registers" wait_for 10 test -s "$(node hollow-2)"
+check "a second hollow node registers" wait_for 10 readable "$(node hollow-2)"
 C2=$(cidr_of hollow-2)
 check "the two nodes have distinct podCIDRs ($C1, $C2)" test -n "$C2" -a "$C1" != "$C2"
 start_node hollow-3 --hollow
 start_node hollow-4 --hollow
 start_node hollow-5 --hollow
-check "three nodes started together register" wait_for 20 test -s "$(node hollow-3)" -a -s "$(node hollow-4)" -a -s "$(node hollow-5)"
+check "three nodes started together register" wait_for 20 readable "$(node hollow-3)" "$(node hollow-4)" "$(node hollow-5)"
 cidrs=$(for n in 1 2 3 4 5; do cidr_of hollow-$n; done)
 check "five nodes, five distinct podCIDRs: $(echo $cidrs)" test "$(echo "$cidrs" | grep -c .)" = 5 -a "$(echo "$cidrs" | sort -u | wc -l)" = 5
 mkpod on2 hollow-2
@@ -152,7 +152,7 @@ check "the new pod's address ($ip4) is none of theirs" test -n "$ip4" -a "$ip4" 
 
 # ---- a deleted node object is registered again ----
 rm "$N"
-check "a deleted node object comes back at the next heartbeat" wait_for 10 test -s "$N"
+check "a deleted node object comes back at the next heartbeat" wait_for 10 readable "$N"
 check "with the same podCIDR" test "$(cidr_of hollow-1)" = "$C1"
 
 # ---- a real node (its pods are tested in pods.sh) ----
@@ -160,7 +160,7 @@ printf '[cluster]\nstate = %s\n[noded]\nmax-pods = 50\n' "$T/state-real" >"$T/co
 bridges() { ip -br link show type bridge | grep -c '^crl' || true; }
 nb=$(bridges)
 start_node real-1 --config "$T/corral.conf" --cleanup-on-exit
-check "a real node registers" wait_for 10 test -s "$(node real-1)"
+check "a real node registers" wait_for 10 readable "$(node real-1)"
 R=$(node real-1)
 ready_real() { test "$(cond "$R" Ready)" = True; }
 check "a real node is Ready once its bridge is up" wait_for 10 ready_real

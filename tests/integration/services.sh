@@ -77,7 +77,7 @@ spec:
         image: busybox
         ports: [{name: http, containerPort: 8080}, {name: metrics, containerPort: 9100}]
 Y
-check "hollow nodes register" wait_for 15 test -s "$M/nodes/hollow-1.yaml" -a -s "$M/nodes/hollow-2.yaml"
+check "hollow nodes register" wait_for 15 readable "$M/nodes/hollow-1.yaml" "$M/nodes/hollow-2.yaml"
 mksvc web "{selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}"
 check "a Service gets a clusterIP in 10.96.0.0/16" wait_for 5 sh -c "sed -n 's/^  clusterIP: //p' '$(svc web)' | grep -q '^10\.96\.'"
 check "... and clusterIPs with it" sh -c "grep -A1 '^  clusterIPs:' '$(svc web)' | grep -q -- '- $(cip web)'"

@@ -64,6 +64,11 @@ kill9_fs() {
 	FSPID=
 }
 
+# readable FILE...: every FILE reads back as a stored object. A file that
+# another process is writing is listed, with its size, before its close
+# commits it, but cannot be opened until then: `test -s` is not enough.
+readable() { local f; for f; do grep -q '^kind:' "$f" 2>/dev/null || return 1; done; }
+
 # The revision HEAD of the history has reached.
 history_rev() { git --git-dir="$S/history.git" log -1 --format=%B 2>/dev/null | sed -n 's/^Corral-Revision: //p'; }
 # obj_rev FILE: the object's metadata.resourceVersion, the store revision
