@@ -334,12 +334,15 @@ int object_build(struct object_build *b, struct error **err)
 		b->message = object_delete_message(k, b->ns, b->name);
 	}
 	b->obj = steal_pointer(&obj);
+	b->old = steal_pointer(&old);
 	return 0;
 }
 
 void object_build_clear(struct object_build *b)
 {
 	ynode_free(b->obj);
+	ynode_free(b->old);
+	b->old = NULL;
 	free(b->declared);
 	free(b->message);
 	b->obj = NULL;

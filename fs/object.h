@@ -31,6 +31,7 @@ struct object_build {
 	uint64_t old_decl_rv; /* revision of its last declared change (0: unknown) */
 	/* Out. */
 	struct ynode *obj; /* to store (resourceVersion set by the store) */
+	struct ynode *old; /* old_yaml parsed (NULL on create), for the hooks */
 	char *declared;	   /* declared form for the history, or NULL */
 	char *message;	   /* commit message, when declared is set */
 	bool decl_changed; /* the declared part differs from the stored one */

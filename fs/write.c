@@ -17,16 +17,6 @@ static char *write__owner(const struct write_target *t)
 	return xasprintf("%s/%s", t->ns ? t->ns : "", t->name);
 }
 
-/* The stored object as the hooks see it, when one applies. */
-static struct ynode *write__old_for_hooks(struct admission *adm, const struct write_target *t,
-					  const struct store_record *old, bool have_old)
-{
-	struct ynode *o = NULL;
-	if (have_old && admission_applies(adm, t->kind))
-		yaml_parse_one(old->yaml, old->len, &o, NULL);
-	return o;
-}
-
 int write_object(struct store *s, struct admission *adm, const struct write_target *t,
 		 const char *text, size_t len, const char *author, struct write_result *out,
 		 struct error **err)
@@ -59,14 +49,14 @@ int write_object(struct store *s, struct admission *adm, const struct write_targ
 			return r;
 		}
 
-		/* Admission. */
-		cleanup_ynode struct ynode *old_obj = write__old_for_hooks(adm, t, &old, have_old);
+		/* Admission: the hooks see the stored object as object_build
+		 * parsed it. */
 		struct admission_request rq = {.kind = t->kind,
 					       .ns = t->ns,
 					       .name = t->name,
 					       .owner = owner,
 					       .obj = b.obj,
-					       .old = old_obj};
+					       .old = b.old};
 		struct admission_ticket *ticket = NULL;
 		r = admission_reserve(adm, &rq, &ticket, err);
 		if (r < 0) {
@@ -129,7 +119,9 @@ int write_delete(struct store *s, struct admission *adm, const struct write_targ
 			return r;
 		bool hist = object_in_history(t->kind, old.yaml, old.len);
 		uint64_t old_rv = old.rv;
-		cleanup_ynode struct ynode *old_obj = write__old_for_hooks(adm, t, &old, true);
+		cleanup_ynode struct ynode *old_obj = NULL;
+		if (admission_applies(adm, t->kind))
+			yaml_parse_one(old.yaml, old.len, &old_obj, NULL);
 		store_record_clear(&old);
 		struct admission_request rq = {
 		    .kind = t->kind, .ns = t->ns, .name = t->name, .owner = owner, .old = old_obj};
