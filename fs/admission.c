@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const admission__services[] = {"Service", NULL};
+static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
 /* Kubernetes' Priority plugin admits pods and PriorityClasses; only the
  * classes are its state. */
-static const char *const admission__priority[] = {"Pod", "PriorityClass", NULL};
-static const char *const admission__priority_load[] = {"PriorityClass", NULL};
+static const enum kind_id admission__priority[] = {KIND_POD, KIND_PRIORITY_CLASS, KIND_COUNT};
+static const enum kind_id admission__priority_load[] = {KIND_PRIORITY_CLASS, KIND_COUNT};
 
 static const struct admission_hook admission__table[] = {
     {
@@ -86,12 +86,14 @@ void admission_free(struct admission *a)
 	free(a);
 }
 
-static bool admission__listed(const char *const *kinds, const struct kind_info *k)
+/* Whether kinds (ended by KIND_COUNT; NULL: every kind) names k. */
+static bool admission__listed(const enum kind_id *kinds, const struct kind_info *k)
 {
 	if (!kinds)
 		return true;
-	for (const char *const *kp = kinds; *kp; kp++)
-		if (k && strcmp(*kp, k->kind) == 0)
+	enum kind_id id = k ? kinds_id(k) : KIND_COUNT;
+	for (const enum kind_id *kp = kinds; *kp != KIND_COUNT; kp++)
+		if (*kp == id)
 			return true;
 	return false;
 }

@@ -70,9 +70,9 @@ struct admission_config {
 
 struct admission_hook {
 	const char *name;				   /* "service-addresses": for the log */
-	const char *const *kinds;			   /* the kinds it applies to, NULL-ended;
-							      NULL: every kind */
-	const char *const *load_kinds;			   /* those of them load wants at start;
+	const enum kind_id *kinds;			   /* the kinds it applies to, ended by
+							      KIND_COUNT; NULL: every kind */
+	const enum kind_id *load_kinds;			   /* those of them load wants at start;
 							      NULL: all of them */
 	void *(*init)(const struct admission_config *cfg); /* its state */
 	void (*fini)(void *state);

@@ -137,7 +137,7 @@ static void rec_unreserve(void *state, const struct admission_request *rq, void 
 	free(claim);
 }
 
-static const char *const rec_services[] = {"Service", NULL};
+static const enum kind_id rec_services[] = {KIND_SERVICE, KIND_COUNT};
 
 /* n recording hooks "a", "b", "c", for every kind (the last one, when
  * services_only, for Services only). */
