@@ -254,15 +254,9 @@ int priority_hook_reserve(void *state, struct admission_request *rq, void **clai
 		return priority__reserve_class(x, rq, claim, err);
 	if (kinds_id(rq->kind) != KIND_POD)
 		return 0;
-	if (rq->old) {
-		/* Kubernetes keeps the old pod's priority on an update; the
-		 * pod's carry rule has done so before its update rules ran. */
-		if (priority_carry(rq->obj, rq->old)) {
-			ynode_sort(ynode_get(rq->obj, "spec"));
-			rq->changed = true;
-		}
-		return 0;
-	}
+	if (rq->old)
+		return 0; /* an update keeps what the create gave: the pod's carry
+			   * rule (priority_carry, kinds_core.c) did so at validation */
 	return priority__admit_pod(x, rq, err);
 }
 
