@@ -1,7 +1,8 @@
 /* kinds_apps.c: the rules of the apps API group's kinds -- ReplicaSet,
  * Deployment, DaemonSet, StatefulSet -- and of the core group's
  * ReplicationController, their older sibling: replicas, selector against
- * template, update strategies, immutable selectors. */
+ * template, update strategies, immutable selectors -- and ControllerRevision,
+ * the history a DaemonSet's rollouts leave. */
 #include "names.h"
 #include "util.h"
 #include "validate_impl.h"
@@ -380,4 +381,40 @@ const struct kind_rules v_rules_stateful_set = {
     .check = check_stateful_set,
     .defaults = default_stateful_set,
     .update = update_stateful_set,
+};
+
+/* ---- history ------------------------------------------------------------ */
+
+/* ValidateControllerRevision: data (any value) is mandatory, revision is
+ * not negative. */
+static void check_controller_revision(struct vctx *c, struct ynode *obj)
+{
+	if (v_node_unset(ynode_get(obj, "data")))
+		v_err_required(c, "data", "data is mandatory");
+	long long rev = 0;
+	if (v_get_int(c, obj, "revision", OPT, &rev))
+		v_check_min(c, "revision", rev, 0);
+}
+
+static void default_controller_revision(struct vctx *c, struct ynode *obj)
+{
+	(void)c;
+	v_default_int(obj, "revision", 0);
+}
+
+/* ValidateControllerRevisionUpdate: a revision's data never changes (a
+ * rollback renumbers the revision instead). */
+static void update_controller_revision(struct vctx *c, const struct ynode *obj,
+				       const struct ynode *old)
+{
+	v_check_immutable(c, obj, old, "data");
+}
+
+/* ControllerRevision */
+const struct kind_rules v_rules_controller_revision = {
+    .kind = KIND_CONTROLLER_REVISION,
+    .name = names_dns1123_subdomain,
+    .check = check_controller_revision,
+    .defaults = default_controller_revision,
+    .update = update_controller_revision,
 };

@@ -1135,6 +1135,7 @@ static const struct kind_rules *const validate__rules[KIND_COUNT] = {
     [KIND_DEPLOYMENT] = &v_rules_deployment,
     [KIND_DAEMON_SET] = &v_rules_daemon_set,
     [KIND_STATEFUL_SET] = &v_rules_stateful_set,
+    [KIND_CONTROLLER_REVISION] = &v_rules_controller_revision,
     [KIND_JOB] = &v_rules_job,
     [KIND_CRON_JOB] = &v_rules_cron_job,
     [KIND_HORIZONTAL_POD_AUTOSCALER] = &v_rules_horizontal_pod_autoscaler,

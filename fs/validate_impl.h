@@ -110,7 +110,7 @@ extern const struct kind_rules v_rules_namespace, v_rules_node, v_rules_persiste
     v_rules_limit_range, v_rules_event;
 /* kinds_apps.c */
 extern const struct kind_rules v_rules_replication_controller, v_rules_replica_set,
-    v_rules_deployment, v_rules_daemon_set, v_rules_stateful_set;
+    v_rules_deployment, v_rules_daemon_set, v_rules_stateful_set, v_rules_controller_revision;
 /* kinds_batch.c */
 extern const struct kind_rules v_rules_job, v_rules_cron_job;
 /* kinds_autoscaling.c */

@@ -11,6 +11,7 @@
  *   ReplicaSet,
  *   DaemonSet         apps/v1, apps/v1beta2, extensions/v1beta1
  *   StatefulSet       apps/v1, apps/v1beta1, apps/v1beta2
+ *   ControllerRevision apps/v1, apps/v1beta2, apps/v1beta1
  *   CronJob           batch/v1, batch/v1beta1 (1.8-1.24)
  *   HPA               autoscaling/v1, autoscaling/v2, autoscaling/v2beta2
  *   PDB               policy/v1, policy/v1beta1
@@ -87,6 +88,13 @@ static const struct kind_info kinds__table[] = {
 			   true,
 			   0644,
 			   false},
+    [KIND_CONTROLLER_REVISION] = {"ControllerRevision",
+				  "controllerrevisions",
+				  {"apps/v1", "apps/v1beta2", "apps/v1beta1"},
+				  true,
+				  true,
+				  0644,
+				  false},
 
     /* batch, autoscaling, policy, networking, coordination */
     [KIND_JOB] = {"Job", "jobs", {"batch/v1"}, true, true, 0644, false},

@@ -1565,6 +1565,33 @@ static void test_validate__priority_class_accepted_and_defaulted(void **state)
 	assert_string_equal(kinds_by_kind("PriorityClass")->plural, "priorityclasses");
 }
 
+#define CR_HEAD                                                                                    \
+	"apiVersion: apps/v1\nkind: ControllerRevision\nmetadata: {name: web-5d4f, namespace: "    \
+	"dev}\n"
+
+static void test_validate__controller_revision(void **state)
+{
+	(void)state;
+	struct ynode *o = accept("controllerrevisions",
+				 CR_HEAD "data: {spec: {template: {spec: {}}}}\nrevision: 3\n");
+	assert_int_at(o, "revision", 3);
+	ynode_free(o);
+	o = accept("controllerrevisions", CR_HEAD "data: {a: 1}\n");
+	assert_int_at(o, "revision", 0);
+	ynode_free(o);
+	rejects("controllerrevisions", CR_HEAD "revision: 1\n",
+		"data: Required value: data is mandatory");
+	rejects("controllerrevisions", CR_HEAD "data: {a: 1}\nrevision: -1\n",
+		"revision: Invalid value: -1: must be greater than or equal to 0");
+	/* a rollback renumbers a revision; its data never changes */
+	ynode_free(accept_update("controllerrevisions", CR_HEAD "data: {a: 1}\nrevision: 4\n",
+				 CR_HEAD "data: {a: 1}\nrevision: 1\n"));
+	rejects_update("controllerrevisions", CR_HEAD "data: {a: 2}\nrevision: 1\n",
+		       CR_HEAD "data: {a: 1}\nrevision: 1\n", "data: Invalid value");
+	assert_true(kinds_by_kind("ControllerRevision")->namespaced);
+	assert_true(kinds_api_version_ok(kinds_by_kind("ControllerRevision"), "apps/v1"));
+}
+
 static void test_validate__priority_class_rejections(void **state)
 {
 	(void)state;
@@ -1733,6 +1760,7 @@ int main(void)
 	    cmocka_unit_test(test_kinds__api_versions),
 	    cmocka_unit_test(test_kinds__table_is_consistent),
 	    cmocka_unit_test(test_kinds__every_kind_has_rules),
+	    cmocka_unit_test(test_validate__controller_revision),
 	    cmocka_unit_test(test_validate__defaults_pod),
 	    cmocka_unit_test(test_validate__defaults_pull_policy_by_tag),
 	    cmocka_unit_test(test_validate__defaults_pod_requests_from_limits),
