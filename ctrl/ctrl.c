@@ -8,6 +8,7 @@
  * adapt its own constructor and destructor) plus its file; its name then
  * works in --controllers and --help without more. */
 #include "ctrl.h"
+#include "daemonset.h"
 #include "deployment.h"
 #include "dropbox.h"
 #include "endpoints.h"
@@ -57,6 +58,18 @@ static int ctrl__start_deployment(struct ctrl *c, void **state, struct error **e
 static void ctrl__stop_deployment(void *state)
 {
 	depc_free(state);
+}
+
+static int ctrl__start_daemonset(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = dsc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_daemonset(void *state)
+{
+	dsc_free(state);
 }
 
 static int ctrl__start_gc(struct ctrl *c, void **state, struct error **err)
@@ -126,6 +139,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "eventttl", .start = ctrl__start_eventttl},
     {.name = "serviceip", .start = ctrl__start_serviceip, .stop = ctrl__stop_serviceip},
     {.name = "endpoints", .start = ctrl__start_endpoints, .stop = ctrl__stop_endpoints},
+    {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 
