@@ -91,6 +91,7 @@ bench: all
 	@bench/run.sh $(B)
 	@bench/sched.sh $(B)
 	@bench/ctrl.sh $(B)
+	@bench/daemonset.sh $(B)
 	@bench/services.sh $(B)
 	@bench/pods.sh $(B)
 	@bench/dns.sh $(B)
