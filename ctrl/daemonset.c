@@ -318,9 +318,12 @@ size_t dsc_rolling_update(struct dsc_slot *s, size_t n, int max_surge, int max_u
 		}
 		return writes;
 	}
+	/* A node with both pods surges until its old pod is gone (stricter
+	 * than Kubernetes, which stops counting it once the new pod is
+	 * available: the bound then holds at every moment). */
 	int surging = 0;
 	for (size_t i = 0; i < n; i++)
-		if (s[i].has_old && s[i].has_new && !s[i].new_available)
+		if (s[i].has_old && s[i].has_new)
 			surging++;
 	int budget = max_surge - surging;
 	for (size_t i = 0; i < n; i++) {

@@ -82,8 +82,8 @@ struct dsc_slot {
  * nodes are unavailable (an unavailable old pod always); with max_surge,
  * new pods are created beside old ones on at most max_surge nodes at a
  * time (beside an unavailable old pod always), and an old pod is deleted
- * once the new one beside it is available. Returns the number of writes
- * planned. */
+ * once the new one beside it is available; a node counts as surging until
+ * its old pod is gone. Returns the number of writes planned. */
 size_t dsc_rolling_update(struct dsc_slot *s, size_t n, int max_surge, int max_unavailable);
 
 #endif

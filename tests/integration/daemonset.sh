@@ -135,8 +135,13 @@ check "... which ends with 3 new pods, all ready" wait_for 40 grep -q '^3 3 3$' 
 kill "$CENSUS_PID" 2>/dev/null
 check "... never more than 3 pods at any event (maxSurge 0)" awk '$1 > 3 { bad = 1 } END { exit bad }' "$T/census-1.log"
 check "... never fewer than 3 - 1 ready at any event (maxUnavailable 1)" awk '$2 < 2 { bad = 1 } END { exit bad }' "$T/census-1.log"
-check "... a second ControllerRevision, revision 2" wait_for 10 sh -c "[ \$(ls '$D/controllerrevisions' | grep -c '^agent-') -eq 2 ] && grep -l '^revision: 2' '$D'/controllerrevisions/agent-*.yaml | grep -q ."
-REV2=$(basename "$(grep -l '^revision: 2' "$D"/controllerrevisions/agent-*.yaml)" .yaml)
+# rev_of IMAGE: the ControllerRevision whose template runs IMAGE
+rev_of() { basename "$(grep -l "image: $1\$" "$D"/controllerrevisions/agent-*.yaml | head -1)" .yaml; }
+revno() { sed -n 's/^revision: //p' "$D/controllerrevisions/$1.yaml"; }
+highest() { sed -n 's/^revision: //p' "$D"/controllerrevisions/agent-*.yaml | sort -n | tail -1; }
+check "... a ControllerRevision of the new template" wait_for 10 sh -c "grep -l 'image: busybox:2\$' '$D'/controllerrevisions/agent-*.yaml | grep -q ."
+REV2=$(rev_of busybox:2)
+check "... numbered highest" test "$(revno "$REV2")" = "$(highest)"
 check "... the new pods carry its hash" sh -c "$(declare -f pods_of); D='$D'; [ \$(grep -l 'controller-revision-hash: ${REV2#agent-}' \$(pods_of) | wc -l) -eq 3 ]"
 check "... the status: 3 updated and available, the generation observed" wait_for 20 sh -c "$(declare -f status_is observed); DS='$DS'; status_is updatedNumberScheduled 3 && status_is numberAvailable 3 && observed"
 
@@ -158,10 +163,13 @@ check "... and back to 3 pods" wait_for 20 has_pods 3
 history_settle
 # the DaemonSet as it was two declared changes ago (busybox:2)
 REV=$(git --git-dir="$S/history.git" log --format=%H -- namespaces/kube-system/daemonsets/agent.yaml | sed -n 2p)
+OLDNO=$(highest)
+NREVS=$(ls "$D/controllerrevisions" | grep -c '^agent-')
 check "git show REV:path > path rolls back" sh -c "cd '$M' && git show $REV:namespaces/kube-system/daemonsets/agent.yaml > namespaces/kube-system/daemonsets/agent.yaml"
 check "... the template is busybox:2 again" grep -q 'image: busybox:2$' "$DS"
-check "... the pods follow: 3, all with revision 2's hash" wait_for 40 sh -c "$(declare -f pods_of npods); D='$D'; [ \$(npods) -eq 3 ] && [ \$(grep -l 'controller-revision-hash: ${REV2#agent-}' \$(pods_of) | wc -l) -eq 3 ] && ! grep -q 'busybox:3' \$(pods_of)"
-check "... no new ControllerRevision: revision 2's is renumbered 4" wait_for 10 sh -c "[ \$(ls '$D/controllerrevisions' | grep -c '^agent-') -eq 3 ] && grep -q '^revision: 4' '$D/controllerrevisions/$REV2.yaml'"
+check "... the pods follow: 3, all with busybox:2's revision's hash" wait_for 40 sh -c "$(declare -f pods_of npods); D='$D'; [ \$(npods) -eq 3 ] && [ \$(grep -l 'controller-revision-hash: ${REV2#agent-}' \$(pods_of) | wc -l) -eq 3 ] && ! grep -q 'busybox:3' \$(pods_of)"
+check "... no new ControllerRevision: busybox:2's is renumbered highest" wait_for 10 sh -c "$(declare -f revno highest); D='$D'; [ \$(revno $REV2) = \$(highest) ] && [ \$(revno $REV2) -gt $OLDNO ]"
+check "... and there are as many as before" test "$(ls "$D/controllerrevisions" | grep -c '^agent-')" = "$NREVS"
 
 # ---- OnDelete ---------------------------------------------------------------------
 sed -i 's/type: RollingUpdate/type: OnDelete/; /rollingUpdate/d; /maxSurge/d; /maxUnavailable/d; s/image: busybox:2$/image: busybox:4/' "$DS"

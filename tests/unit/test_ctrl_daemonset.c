@@ -314,8 +314,10 @@ static void test_daemonset__rolling_update_max_surge(void **state)
 	plan("O O O", 2, 0, "cc.");
 	/* surging: wait while the new pod is not available */
 	plan("On O O", 1, 0, "...");
-	/* once it is, the old pod goes, and the next node surges */
-	plan("ON O O", 1, 0, "dc.");
+	/* once it is, the old pod goes; the next node surges once it is gone */
+	plan("ON O O", 1, 0, "d..");
+	plan("ON O O", 2, 0, "dc.");
+	plan("N O O", 1, 0, ".c.");
 	/* beside an unavailable old pod always */
 	plan("On o O", 1, 0, ".c.");
 	/* nothing old: nothing to do */
