@@ -161,6 +161,8 @@ check "... and back to 3 pods" wait_for 20 has_pods 3
 
 # ---- rollback through git ---------------------------------------------------------
 history_settle
+check "ControllerRevisions and daemon pods are not in the history" sh -c "! git --git-dir='$S/history.git' log --name-only --format= | grep -Eq '/(controllerrevisions|pods)/'"
+check "... the DaemonSet's declared changes are" sh -c "[ \$(git --git-dir='$S/history.git' log --oneline -- namespaces/kube-system/daemonsets/agent.yaml | wc -l) -ge 5 ]"
 # the DaemonSet as it was two declared changes ago (busybox:2)
 REV=$(git --git-dir="$S/history.git" log --format=%H -- namespaces/kube-system/daemonsets/agent.yaml | sed -n 2p)
 OLDNO=$(highest)
