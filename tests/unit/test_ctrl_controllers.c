@@ -16,8 +16,8 @@ static void test_controllers__names_come_from_the_table(void **state)
 	(void)state;
 	assert_string_equal(ctrl_names(), "replicaset, replicationcontroller, deployment, "
 					  "garbagecollector, dropbox, eventttl, serviceip, "
-					  "endpoints");
-	assert_int_equal(ctrl_ncontrollers, 8);
+					  "endpoints, job, ttl-after-finished, podgc");
+	assert_int_equal(ctrl_ncontrollers, 11);
 	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
 		assert_non_null(ctrl_controllers[i].name);
 		assert_non_null(ctrl_controllers[i].start);
@@ -46,7 +46,8 @@ static void test_controllers__check_names_the_unknown_one(void **state)
 	assert_int_equal(err->status, EINVAL);
 	assert_string_equal(err->msg, "controllers: unknown controller \"nope\" (known: "
 				      "replicaset, replicationcontroller, deployment, "
-				      "garbagecollector, dropbox, eventttl, serviceip, endpoints)");
+				      "garbagecollector, dropbox, eventttl, serviceip, endpoints, "
+				      "job, ttl-after-finished, podgc)");
 }
 
 static bool enabled(const char *list, const char *name)
