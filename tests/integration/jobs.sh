@@ -194,7 +194,7 @@ sed -i 's/^  suspend: true/  suspend: false/' "$(job nap)"
 check "resumed, it runs a pod" wait_for 30 sh -c "grep -q '^  phase: Running' '$D'/pods/nap-*.yaml"
 sus_is() { [ "$(jcond "$(job nap)" Suspended status)" = "$1" ] && [ "$(jcond "$(job nap)" Suspended reason)" = "$2" ]; }
 check "Suspended is False with reason JobResumed" wait_for 10 sus_is False JobResumed
-check "and active: 1" wait_for 10 grep -q '^  active: 1' "$(job nap)"
+check "and active: 1, ready: 1" wait_for 10 sh -c "grep -q '^  active: 1' '$(job nap)' && grep -q '^  ready: 1' '$(job nap)'"
 sed -i 's/^  suspend: false/  suspend: true/' "$(job nap)"
 check "suspended again, its running pod is deleted" wait_for 30 sh -c "[ \$(ls '$D/pods' | grep -c '^nap-') = 0 ]"
 check "and Suspended is True again" wait_for 10 sus_is True JobSuspended
