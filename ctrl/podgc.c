@@ -2,10 +2,13 @@
  * threshold, oldest first, and pods of nodes that have gone.
  *
  * The count of terminated pods is kept from the pod informer's events; a
- * pass over the pods runs only when it is above the threshold. A missing
- * node is noted when it is deleted or a pod names it, and checked again
- * when its quarantine is over (a delayed add of "node:NAME"). This file
- * must never delete a pod whose node exists. */
+ * pass over the pods runs only when it is above the threshold. A node is
+ * missing once it has been seen deleted; it is checked again when its
+ * quarantine is over (a delayed add of "node:NAME"), and so is a node
+ * seen deleted that a pod bound later names. A node name that was never
+ * registered while this process ran (test scaffolding binds pods to such
+ * names) is left alone. This file must never delete a pod whose node
+ * exists. */
 #include "podgc.h"
 #include "ctrl.h"
 #include "keymap.h"
@@ -28,6 +31,7 @@ struct podgc {
 	struct informer *nodes;
 	struct workqueue *q;
 	struct keymap *missing; /* node name -> (uintptr_t) ms it was first seen missing */
+	struct keymap *gone;	/* node names seen deleted (and not back) */
 	long long threshold;	/* 0: no limit */
 	long long terminated;	/* pods in the informer that have terminated */
 };
@@ -142,11 +146,13 @@ static int podgc__sync(void *data, const char *key, struct error **err)
 	return 0;
 }
 
-/* A pod bound to a node the informer does not hold: note the node. */
+/* A pod bound to a node seen deleted that is still missing: note the
+ * node. */
 static void podgc__check_node(struct podgc *g, const struct ynode *pod)
 {
 	const char *node = ynode_path_str(pod, "spec.nodeName");
-	if (!node || !*node || informer_get(g->nodes, node) || keymap_has(g->missing, node))
+	if (!node || !*node || !keymap_has(g->gone, node) || informer_get(g->nodes, node) ||
+	    keymap_has(g->missing, node))
 		return;
 	cleanup_free char *key = xasprintf(PODGC__NODE "%s", node);
 	workqueue_add(g->q, key);
@@ -181,10 +187,19 @@ static void podgc__on_pod_delete(void *data, const char *key, const struct ynode
 		g->terminated--;
 }
 
+static void podgc__on_node_add(void *data, const char *key, const struct ynode *obj)
+{
+	(void)obj;
+	struct podgc *g = data;
+	keymap_del(g->gone, key);
+	keymap_del(g->missing, key);
+}
+
 static void podgc__on_node_delete(void *data, const char *key, const struct ynode *old)
 {
 	(void)old;
 	struct podgc *g = data;
+	keymap_set(g->gone, key, (void *)1);
 	cleanup_free char *k = xasprintf(PODGC__NODE "%s", key);
 	workqueue_add(g->q, k);
 }
@@ -198,7 +213,9 @@ struct podgc *podgc_new(struct ctrl *c)
 	g->nodes = ctrl_informer(c, "nodes");
 	g->q = workqueue_new(c->loop, "podgc", NULL);
 	g->missing = keymap_new(NULL);
-	struct informer_handlers nh = {.on_delete = podgc__on_node_delete};
+	g->gone = keymap_new(NULL);
+	struct informer_handlers nh = {.on_add = podgc__on_node_add,
+				       .on_delete = podgc__on_node_delete};
 	informer_add_handlers(g->nodes, &nh, g);
 	struct informer_handlers ph = {
 	    .on_add = podgc__on_pod_add,
@@ -216,5 +233,6 @@ void podgc_free(struct podgc *g)
 		return;
 	workqueue_free(g->q);
 	keymap_free(g->missing);
+	keymap_free(g->gone);
 	free(g);
 }

@@ -3,9 +3,10 @@
  * Once more than terminated-pod-gc-threshold pods (default 12,500; 0
  * turns it off) have terminated (phase Succeeded or Failed), the oldest
  * by creation are deleted until that many are left. A pod bound to a node
- * that does not exist is deleted once the node has stayed missing for a
- * quarantine of 40 s (Kubernetes' quarantineTime), so that a node being
- * registered or re-registered is not taken for a gone one. Both wait for
+ * that no longer exists (its nodes/NAME.yaml was deleted) is deleted once
+ * the node has stayed missing for a quarantine of 40 s (Kubernetes'
+ * quarantineTime), so that a node re-registering is not taken for a gone
+ * one. Both wait for
  * events and one delayed add each: nothing polls. */
 #ifndef CORRAL_CTRL_PODGC_H
 #define CORRAL_CTRL_PODGC_H
