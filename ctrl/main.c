@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 	     .def = "1s"},
 	    {.name = "terminated-pod-gc-threshold",
 	     .type = CONFIG_INT,
-	     .ptr = &cfg.terminated_pod_gc_threshold,
+	     .ptr = &cfg.pod_gc_threshold,
 	     .def = "12500",
 	     .min = 0,
 	     .max = 100000000},

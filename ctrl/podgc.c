@@ -208,7 +208,7 @@ struct podgc *podgc_new(struct ctrl *c)
 {
 	struct podgc *g = xcalloc(1, sizeof(*g));
 	g->c = c;
-	g->threshold = c->cfg ? c->cfg->terminated_pod_gc_threshold : 12500;
+	g->threshold = c->cfg ? c->cfg->pod_gc_threshold : 12500;
 	g->pods = ctrl_informer(c, "pods");
 	g->nodes = ctrl_informer(c, "nodes");
 	g->q = workqueue_new(c->loop, "podgc", NULL);
