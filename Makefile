@@ -96,6 +96,7 @@ bench: all
 	@bench/pods.sh $(B)
 	@bench/dns.sh $(B)
 	@bench/svclat.sh $(B)
+	@bench/jobs.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

@@ -14,12 +14,15 @@
 #include "endpoints.h"
 #include "events.h"
 #include "gc.h"
+#include "job.h"
 #include "keymap.h"
 #include "kinds.h"
 #include "log.h"
 #include "owners.h"
+#include "podgc.h"
 #include "replicaset.h"
 #include "serviceip.h"
+#include "ttl.h"
 #include "util.h"
 #include "write.h"
 
@@ -130,6 +133,42 @@ static void ctrl__stop_endpoints(void *state)
 	endpointsc_free(state);
 }
 
+static int ctrl__start_job(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = jobc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_job(void *state)
+{
+	jobc_free(state);
+}
+
+static int ctrl__start_ttl(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = ttlc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_ttl(void *state)
+{
+	ttlc_free(state);
+}
+
+static int ctrl__start_podgc(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = podgc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_podgc(void *state)
+{
+	podgc_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -139,6 +178,9 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "eventttl", .start = ctrl__start_eventttl},
     {.name = "serviceip", .start = ctrl__start_serviceip, .stop = ctrl__stop_serviceip},
     {.name = "endpoints", .start = ctrl__start_endpoints, .stop = ctrl__stop_endpoints},
+    {.name = "job", .start = ctrl__start_job, .stop = ctrl__stop_job},
+    {.name = "ttl-after-finished", .start = ctrl__start_ttl, .stop = ctrl__stop_ttl},
+    {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);

@@ -44,6 +44,7 @@ struct ctrl_config {
 	uint64_t resync_ms;	     /* relist every period; 0: never */
 	char *service_cidr;	     /* ClusterIPs come from it ([cluster]) */
 	char *node_port_range;	     /* "30000-32767" ([cluster]) */
+	int pod_gc_threshold;	     /* terminated pods podgc keeps; 0: all */
 };
 
 struct ctrl {

@@ -34,8 +34,9 @@ static void usage(const char *prog)
 	    "\n"
 	    "Runs the controllers of the cluster mounted at DIR (default /cluster):\n"
 	    "ReplicaSets, ReplicationControllers, Deployments, the garbage collector,\n"
-	    "drop boxes, the expiry of events, Services' ClusterIPs and nodePorts, and\n"
-	    "Endpoints.\n"
+	    "drop boxes, the expiry of events, Services' ClusterIPs and nodePorts,\n"
+	    "Endpoints, Jobs, the TTL after a Job finishes, the pod garbage collector,\n"
+	    "and DaemonSets.\n"
 	    "  --mount DIR                           the cluster's mount (default /cluster)\n"
 	    "  --config FILE                         the [ctrl] section (default "
 	    "/etc/corral/corral.conf)\n"
@@ -60,6 +61,8 @@ static void usage(const char *prog)
 	    "                                        Deployment or of a set no one owns (default "
 	    "1s)\n"
 	    "  --resync-period D                     relist every D (default 0: never)\n"
+	    "  --terminated-pod-gc-threshold N       podgc keeps at most N terminated pods\n"
+	    "                                        (default 12500, 0: no limit)\n"
 	    "  --service-cidr CIDR                   ClusterIPs come from it (default "
 	    "10.96.0.0/16)\n"
 	    "  --service-node-port-range A-B         nodePorts come from it (default "
@@ -112,6 +115,12 @@ int main(int argc, char **argv)
 	     .type = CONFIG_DURATION,
 	     .ptr = &cfg.status_interval_ms,
 	     .def = "1s"},
+	    {.name = "terminated-pod-gc-threshold",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.pod_gc_threshold,
+	     .def = "12500",
+	     .min = 0,
+	     .max = 100000000},
 	    {.name = "resync-period", .type = CONFIG_DURATION, .ptr = &cfg.resync_ms, .def = "0"},
 	    /* Shared with corral-noded and corral-dns: set them in [cluster]. */
 	    {.name = "service-cidr",
@@ -135,6 +144,7 @@ int main(int argc, char **argv)
 	    {"burst-replicas", required_argument, NULL, 'K'},
 	    {"status-interval", required_argument, NULL, 'K'},
 	    {"resync-period", required_argument, NULL, 'K'},
+	    {"terminated-pod-gc-threshold", required_argument, NULL, 'K'},
 	    {"service-cidr", required_argument, NULL, 'K'},
 	    {"service-node-port-range", required_argument, NULL, 'K'},
 	    {"verbose", no_argument, NULL, 'v'},

@@ -16,8 +16,8 @@ static void test_controllers__names_come_from_the_table(void **state)
 	(void)state;
 	assert_string_equal(ctrl_names(), "replicaset, replicationcontroller, deployment, "
 					  "garbagecollector, dropbox, eventttl, serviceip, "
-					  "endpoints, daemonset");
-	assert_int_equal(ctrl_ncontrollers, 9);
+					  "endpoints, job, ttl-after-finished, podgc, daemonset");
+	assert_int_equal(ctrl_ncontrollers, 12);
 	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
 		assert_non_null(ctrl_controllers[i].name);
 		assert_non_null(ctrl_controllers[i].start);
@@ -47,7 +47,7 @@ static void test_controllers__check_names_the_unknown_one(void **state)
 	assert_string_equal(err->msg, "controllers: unknown controller \"nope\" (known: "
 				      "replicaset, replicationcontroller, deployment, "
 				      "garbagecollector, dropbox, eventttl, serviceip, endpoints, "
-				      "daemonset)");
+				      "job, ttl-after-finished, podgc, daemonset)");
 }
 
 static bool enabled(const char *list, const char *name)
