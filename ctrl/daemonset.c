@@ -404,6 +404,14 @@ static void dsc__written(void *data, const struct writer_result *res)
 				 : res->name ? obj_key(op->ns, res->name)
 					     : NULL;
 	expect_written(d->exp, op->owner, ok, op->inf, key, res->min_rv, op->gone, now);
+	if (res->status == EEXIST) {
+		/* A revision's name still taken (by the revision of a DaemonSet
+		 * of that name just deleted, until the garbage collector takes
+		 * it): look again in a while, not at once. */
+		workqueue_add_after(d->q, op->owner, DSC__FAILURE_BASE_MS);
+		dsc__op_free(op);
+		return;
+	}
 	bool create_pod = !strcmp(op->what, "create pod");
 	bool delete_pod = !strcmp(op->what, "delete pod");
 	if (ok && create_pod) {
