@@ -150,6 +150,19 @@ static char *object__message(const struct kind_info *k, const char *ns, const ch
 	return msg;
 }
 
+/* The object as the store will emit it must be within the limit too:
+ * aliases (within the parser's budget) and indentation can make it larger
+ * than what was written. */
+static int object__check_size(const struct ynode *obj, size_t written, struct error **err)
+{
+	if (yaml_emit_within(obj, OBJECT_MAX_BYTES))
+		return 0;
+	return error_set(err, EFBIG,
+			 "the object as stored would be over the limit of %d bytes (the %zu "
+			 "bytes written grow through aliases or nesting)",
+			 OBJECT_MAX_BYTES, written);
+}
+
 int object_build(struct object_build *b, struct error **err)
 {
 	const struct kind_info *k = b->kind;
@@ -160,6 +173,10 @@ int object_build(struct object_build *b, struct error **err)
 	if (b->len > OBJECT_MAX_BYTES)
 		return error_set(err, EFBIG, "the document is %zu bytes, over the limit of %d",
 				 b->len, OBJECT_MAX_BYTES);
+	/* Whatever its encoding: the text may be a string copy that ends at
+	 * its first NUL byte, so nothing may read past one. */
+	if ((r = yaml_refuse_nul(b->text, b->len, err)) < 0)
+		return r;
 	if ((r = yaml_parse_one(b->text, b->len, &obj, err)) < 0)
 		return r;
 	if (obj->type != YNODE_MAP)
@@ -323,6 +340,8 @@ int object_build(struct object_build *b, struct error **err)
 			ynode_set(obj, "status", ynode_clone(ynode_get(old, "status")));
 		ynode_sort(obj);
 	}
+	if ((r = object__check_size(obj, b->len, err)) < 0)
+		return r;
 	bool declared = k->history && !object__controller_owned(obj);
 	bool was_declared = old && k->history && !object__controller_owned(old);
 	if (declared && !(was_declared && ynode_equal(old_decl, new_decl))) {
@@ -385,7 +404,10 @@ static int object__check_drop_doc(const char *ns, struct ynode *doc, struct erro
 				 "metadata.namespace: Forbidden: %s objects are not namespaced",
 				 k->kind);
 	cleanup_ynode struct ynode *copy = ynode_clone(doc);
-	return validate_object(k, copy, NULL, err);
+	int r = validate_object(k, copy, NULL, err);
+	if (r < 0)
+		return r;
+	return object__check_size(doc, 0, err);
 }
 
 int object_check_drop(const char *ns, const char *text, size_t len,
@@ -397,7 +419,10 @@ int object_check_drop(const char *ns, const char *text, size_t len,
 	if (len > OBJECT_MAX_BYTES)
 		return error_set(err, EFBIG, "the file is %zu bytes, over the limit of %d", len,
 				 OBJECT_MAX_BYTES);
-	int r = yaml_parse(text, len, &docs, &n, err);
+	int r = yaml_refuse_nul(text, len, err); /* as object_build */
+	if (r < 0)
+		return r;
+	r = yaml_parse(text, len, &docs, &n, err);
 	if (r < 0)
 		return r;
 	size_t valid = 0;

@@ -1,9 +1,11 @@
 /* ynode.c: YAML text <-> struct ynode trees, over libyaml's event API.
  *
  * Parsing expands aliases by copying (so a tree never shares nodes) and
- * charges every node to a per-document budget: an alias bomb stops at
- * YAML_MAX_NODES with an error instead of exhausting memory. This file never
- * interprets Kubernetes semantics; that is fs/validate.c's job. */
+ * charges every node and every byte of scalar text to the stream's budgets
+ * before it is made: an alias bomb stops at YAML_MAX_NODES or YAML_MAX_BYTES
+ * with an error instead of exhausting memory, however few bytes it is
+ * written in. This file never interprets Kubernetes semantics; that is
+ * fs/validate.c's job. */
 #include "ynode.h"
 #include "util.h"
 
@@ -11,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <regex.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -355,7 +358,8 @@ struct yaml__parser {
 	yaml_parser_t p;
 	struct yaml__anchor *anchors;
 	size_t nanchors;
-	size_t budget; /* nodes left for this document */
+	size_t budget; /* nodes left for this stream */
+	size_t bytes;  /* bytes of scalar text left for this stream */
 	int depth;
 	/* Nodes dropped from the tree (merge values, `<<` keys) that anchors
 	 * may still point into: freed with the anchors. */
@@ -363,13 +367,16 @@ struct yaml__parser {
 	size_t ndropped;
 };
 
-static size_t ynode__count(const struct ynode *n)
+/* What a copy of n costs: its nodes and the bytes of its scalars. */
+static void ynode__measure(const struct ynode *n, size_t *nodes, size_t *bytes)
 {
-	size_t c = 1;
-	if (n->type != YNODE_SCALAR)
-		for (size_t i = 0; i < ynode__slots(n); i++)
-			c += ynode__count(n->items[i]);
-	return c;
+	(*nodes)++;
+	if (n->type == YNODE_SCALAR) {
+		*bytes += n->len;
+		return;
+	}
+	for (size_t i = 0; i < ynode__slots(n); i++)
+		ynode__measure(n->items[i], nodes, bytes);
 }
 
 /* Levels of sequences and mappings in n (0 for a scalar). */
@@ -431,14 +438,27 @@ static int yaml__next(struct yaml__parser *yp, yaml_event_t *ev, struct error **
 	return 0;
 }
 
-static int yaml__charge(struct yaml__parser *yp, size_t nodes, size_t line, struct error **err)
+/* Takes nodes and bytes from the budgets, or refuses them (alias: the
+ * alias being expanded, NULL for a node of the text itself). */
+static int yaml__charge(struct yaml__parser *yp, size_t nodes, size_t bytes, size_t line,
+			const char *alias, struct error **err)
 {
 	if (nodes > yp->budget)
 		return error_set(
 		    err, EINVAL,
 		    "line %zu: document expands to more than %d nodes (alias expansion limit)",
 		    line, YAML_MAX_NODES);
+	if (bytes > yp->bytes && alias)
+		return error_set(err, EINVAL,
+				 "line %zu: alias *%s expands the document to more than %d bytes "
+				 "of text (alias expansion limit)",
+				 line, alias, YAML_MAX_BYTES);
+	if (bytes > yp->bytes)
+		return error_set(err, EINVAL,
+				 "line %zu: the text holds more than %d bytes of scalars", line,
+				 YAML_MAX_BYTES);
 	yp->budget -= nodes;
+	yp->bytes -= bytes;
 	return 0;
 }
 
@@ -561,7 +581,7 @@ static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev, struct ynode **
 	int r;
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT: {
-		if ((r = yaml__charge(yp, 1, line, err)) < 0)
+		if ((r = yaml__charge(yp, 1, ev->data.scalar.length, line, NULL, err)) < 0)
 			return r;
 		n = ynode_new_strn((const char *)ev->data.scalar.value, ev->data.scalar.length);
 		/* A NUL inside a scalar would be cut short; refuse it. */
@@ -587,8 +607,10 @@ static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev, struct ynode **
 				    err, EINVAL,
 				    "line %zu: alias *%s refers to a node that contains it", line,
 				    name);
-			if ((r = yaml__charge(yp, ynode__count(yp->anchors[i].node), line, err)) <
-			    0)
+			/* Charged whole before the copy is made. */
+			size_t nodes = 0, bytes = 0;
+			ynode__measure(yp->anchors[i].node, &nodes, &bytes);
+			if ((r = yaml__charge(yp, nodes, bytes, line, name, err)) < 0)
 				return r;
 			/* A copy nests as deep as its anchor, below where it lands. */
 			if (yp->depth + ynode__height(yp->anchors[i].node) > YAML_MAX_DEPTH)
@@ -603,7 +625,7 @@ static int yaml__node(struct yaml__parser *yp, yaml_event_t *ev, struct ynode **
 	case YAML_SEQUENCE_START_EVENT:
 	case YAML_MAPPING_START_EVENT: {
 		bool is_map = ev->type == YAML_MAPPING_START_EVENT;
-		if ((r = yaml__charge(yp, 1, line, err)) < 0)
+		if ((r = yaml__charge(yp, 1, 0, line, NULL, err)) < 0)
 			return r;
 		if (++yp->depth > YAML_MAX_DEPTH) {
 			yp->depth--;
@@ -646,6 +668,15 @@ int yaml_parse(const char *buf, size_t len, struct ynode ***docs, size_t *ndocs,
 
 	*docs = NULL;
 	*ndocs = 0;
+	/* libyaml reads on past a NUL byte in UTF-8 (where it may be past the
+	 * end of a buffer copied as a string); UTF-16 text has NUL bytes. */
+	bool utf16 =
+	    len >= 2 && (((unsigned char)buf[0] == 0xff && (unsigned char)buf[1] == 0xfe) ||
+			 ((unsigned char)buf[0] == 0xfe && (unsigned char)buf[1] == 0xff));
+	if (!utf16 && (r = yaml_refuse_nul(buf, len, err)) < 0)
+		return r;
+	yp.budget = YAML_MAX_NODES;
+	yp.bytes = YAML_MAX_BYTES;
 	if (!yaml_parser_initialize(&yp.p))
 		return error_set(err, ENOMEM, "cannot initialize the YAML parser");
 	yaml_parser_set_input_string(&yp.p, (const unsigned char *)buf, len);
@@ -660,7 +691,6 @@ int yaml_parse(const char *buf, size_t len, struct ynode ***docs, size_t *ndocs,
 		case YAML_DOCUMENT_START_EVENT: {
 			yaml_event_t root_ev;
 			struct ynode *root = NULL;
-			yp.budget = YAML_MAX_NODES;
 			yp.depth = 0;
 			if ((r = yaml__next(&yp, &root_ev, err)) < 0)
 				break;
@@ -701,6 +731,28 @@ int yaml_parse(const char *buf, size_t len, struct ynode ***docs, size_t *ndocs,
 	return 0;
 }
 
+int yaml_refuse_nul(const char *buf, size_t len, struct error **err)
+{
+	const char *nul = len ? memchr(buf, '\0', len) : NULL;
+	if (!nul)
+		return 0;
+	/* Lines and columns as libyaml counts them: CR LF, CR or LF ends a
+	 * line; a column is a character (UTF-8 continuation bytes are not). */
+	size_t line = 1, col = 1;
+	for (const char *p = buf; p < nul; p++) {
+		if (*p == '\n' || (*p == '\r' && (p + 1 == nul || p[1] != '\n'))) {
+			line++;
+			col = 1;
+		} else if (*p != '\r' && ((unsigned char)*p & 0xc0) != 0x80) {
+			col++;
+		}
+	}
+	return error_set(err, EINVAL,
+			 "line %zu column %zu (byte offset %zu): NUL byte (YAML text cannot "
+			 "hold NUL bytes)",
+			 line, col, (size_t)(nul - buf));
+}
+
 int yaml_parse_one(const char *buf, size_t len, struct ynode **doc, struct error **err)
 {
 	struct ynode **docs;
@@ -727,11 +779,17 @@ int yaml_parse_one(const char *buf, size_t len, struct ynode **doc, struct error
 struct yaml__buf {
 	char *data;
 	size_t len, cap;
+	size_t max; /* stop past this many bytes (yaml_emit_within) */
+	bool over;  /* stopped */
 };
 
 static int yaml__write(void *data, unsigned char *chunk, size_t size)
 {
 	struct yaml__buf *b = data;
+	if (size > b->max - b->len) {
+		b->over = true;
+		return 0; /* the emitter stops with a write error */
+	}
 	if (b->len + size + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 1024;
 		while (cap < b->len + size + 1)
@@ -834,16 +892,16 @@ static int yaml__emit_node(yaml_emitter_t *em, const struct ynode *n, bool is_ke
 	return yaml_emitter_emit(em, &ev);
 }
 
-char *yaml_emit(const struct ynode *doc, size_t *len)
+/* Emits doc into b (its max set); whether libyaml got to the end. */
+static bool yaml__emit(const struct ynode *doc, struct yaml__buf *b)
 {
 	yaml_emitter_t em;
 	yaml_event_t ev;
-	struct yaml__buf b = {0};
 	int ok;
 
 	if (!yaml_emitter_initialize(&em))
 		abort();
-	yaml_emitter_set_output(&em, yaml__write, &b);
+	yaml_emitter_set_output(&em, yaml__write, b);
 	yaml_emitter_set_indent(&em, 2);
 	yaml_emitter_set_width(&em, -1);
 	yaml_emitter_set_unicode(&em, 1);
@@ -857,7 +915,13 @@ char *yaml_emit(const struct ynode *doc, size_t *len)
 	yaml_stream_end_event_initialize(&ev);
 	ok = ok && yaml_emitter_emit(&em, &ev);
 	yaml_emitter_delete(&em);
-	if (!ok) {
+	return ok;
+}
+
+char *yaml_emit(const struct ynode *doc, size_t *len)
+{
+	struct yaml__buf b = {.max = SIZE_MAX};
+	if (!yaml__emit(doc, &b)) {
 		/* Only invalid UTF-8 from a caller can get here; the parser
 		 * never produces it. Fall back to an empty mapping. */
 		free(b.data);
@@ -869,4 +933,37 @@ char *yaml_emit(const struct ynode *doc, size_t *len)
 	if (len)
 		*len = b.len;
 	return b.data;
+}
+
+/* An upper bound of what yaml__emit_node writes for n at depth (enclosing
+ * collections): every node on a line of its own, indented two spaces a
+ * level, with its "- ", ": " or "? " and a null or empty {} or [];
+ * a scalar's bytes escaped (\xXX at most four bytes a byte) and quoted; a
+ * line break in a scalar as two, each indented (literal blocks indent every
+ * line, single quotes double a break). */
+static size_t ynode__emit_bound(const struct ynode *n, size_t depth)
+{
+	size_t indent = 2 * depth + 2;
+	size_t b = indent + 16;
+	if (n->type == YNODE_SCALAR) {
+		size_t breaks = 0;
+		/* (\xc2 and \xe2 start U+0085 and U+2028, U+2029.) */
+		for (size_t i = 0; i < n->len; i++)
+			breaks += n->str[i] == '\n' || n->str[i] == '\r' || n->str[i] == '\xc2' ||
+				  n->str[i] == '\xe2';
+		return b + 4 * n->len + 2 * breaks * (indent + 2);
+	}
+	for (size_t i = 0; i < ynode__slots(n); i++)
+		b += ynode__emit_bound(n->items[i], depth + 1);
+	return b;
+}
+
+bool yaml_emit_within(const struct ynode *doc, size_t max)
+{
+	if (ynode__emit_bound(doc, 0) + 16 <= max)
+		return true;
+	struct yaml__buf b = {.max = max};
+	bool ok = yaml__emit(doc, &b);
+	free(b.data);
+	return ok && !b.over;
 }

@@ -2,8 +2,10 @@
  *
  * A node is a scalar, a sequence or a mapping. Mappings keep their keys in
  * document order (Kubernetes objects read back in a stable order) and refuse
- * duplicate keys. Anchors and aliases are expanded on parse, within a node
- * budget (YAML_MAX_NODES) so that an alias bomb is an error, not an OOM.
+ * duplicate keys. Anchors and aliases are expanded on parse, within a budget
+ * of nodes (YAML_MAX_NODES) and of scalar text (YAML_MAX_BYTES) per stream,
+ * charged before an alias is copied, so that an alias bomb is an error, not
+ * an OOM.
  * Scalars stay text: a scalar remembers whether it was quoted, so that "80"
  * stays a string and 80 stays a number when emitted again. */
 #ifndef CORRAL_YAML_H
@@ -14,8 +16,9 @@
 
 #include "error.h"
 
-#define YAML_MAX_NODES 262144 /* per document, after alias expansion */
-#define YAML_MAX_DEPTH 128    /* nesting of sequences and mappings */
+#define YAML_MAX_NODES 262144	     /* per stream, after alias expansion */
+#define YAML_MAX_BYTES (4096 * 1024) /* scalar text per stream, after alias expansion */
+#define YAML_MAX_DEPTH 128	     /* nesting of sequences and mappings */
 
 enum ynode_type { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP };
 
@@ -85,9 +88,17 @@ bool ynode_is_null(const struct ynode *n); /* ~, null, empty plain, or NULL */
 
 /* Parse a stream of one or more documents. Empty documents (only comments,
  * or `---` alone) are skipped. On success *docs is an array of *ndocs roots
- * (free each, then the array). Errors name the line and column. */
+ * (free each, then the array). Errors name the line and column. The budgets
+ * (YAML_MAX_NODES, YAML_MAX_BYTES) hold for the whole stream. A NUL byte
+ * is refused (yaml_refuse_nul) unless the text starts with a UTF-16 byte
+ * order mark. */
 int yaml_parse(const char *buf, size_t len, struct ynode ***docs, size_t *ndocs,
 	       struct error **err);
+/* Refuses (EINVAL) text holding a NUL byte, naming where the first one is:
+ * line, column and byte offset. Looks no further than that byte, so a buffer
+ * cut short after a NUL (a string copy of the bytes) is never read past its
+ * end. 0 when there is none. */
+int yaml_refuse_nul(const char *buf, size_t len, struct error **err);
 /* Parse exactly one document; zero or several is an error. */
 int yaml_parse_one(const char *buf, size_t len, struct ynode **doc, struct error **err);
 
@@ -95,5 +106,9 @@ int yaml_parse_one(const char *buf, size_t len, struct ynode **doc, struct error
  * mappings not indented (as kubectl prints them). Returns a malloc'd,
  * NUL-terminated buffer; *len (if not NULL) gets its length. */
 char *yaml_emit(const struct ynode *doc, size_t *len);
+/* Whether yaml_emit(doc) is at most max bytes long. Decided from an upper
+ * bound of the emitted size when that is within max, else by emitting into
+ * a buffer that stops at max bytes: never holds more than max. */
+bool yaml_emit_within(const struct ynode *doc, size_t max);
 
 #endif

@@ -5,8 +5,9 @@
  * Besides memory errors it checks the contract: a failure sets an error
  * whose status is the negated result and leaves no outputs; a success keeps
  * the name and namespace of the file, the stored uid and creationTimestamp
- * on an update, emits YAML that parses back equal, and a declared form
- * without status or server-set metadata. Writing back what was built must
+ * on an update, emits YAML that parses back equal and within
+ * OBJECT_MAX_BYTES, and a declared form without status or server-set
+ * metadata; text with a NUL byte is never accepted. Writing back what was built must
  * be accepted and make no change to the history. */
 #include <errno.h>
 #include <stdint.h>
@@ -130,6 +131,10 @@ static bool fuzz_object__build(const char *text, size_t len, const char *old, si
 	cleanup_ynode struct ynode *back = NULL;
 	if (yaml_parse_one(emitted, elen, &back, NULL) < 0 || !ynode_equal(back, b.obj))
 		abort();
+	if (elen > OBJECT_MAX_BYTES || memchr(text, '\0', len)) {
+		fprintf(stderr, "accepted: %zu bytes stored from %zu written\n", elen, len);
+		abort();
+	}
 	*out = b;
 	return true;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
@@ -451,6 +452,189 @@ static void test_object__refuses_a_document_over_the_size_limit(void **state)
 	object_build_clear(&b);
 }
 
+/* Peak resident memory of this process so far, in kB. */
+static long max_rss_kb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* A ConfigMap whose data.a is an anchored string of s bytes that
+ * data.list aliases n times. */
+static char *config_map_aliasing(size_t s, size_t n)
+{
+	size_t cap = s + 4 * n + 128;
+	char *t = xmalloc(cap);
+	size_t len = (size_t)snprintf(t, cap, "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: &a ");
+	memset(t + len, 'x', s);
+	len += s;
+	len += (size_t)snprintf(t + len, cap - len, "\nlist: [");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(t + len, cap - len, i ? ", *a" : "*a");
+	snprintf(t + len, cap - len, "]\n");
+	return t;
+}
+
+static void test_object__refuses_an_alias_bomb_before_expanding_it(void **state)
+{
+	(void)state;
+	/* The issue's case: 120 kB written, 500 MB once expanded. */
+	cleanup_free char *bomb = config_map_aliasing(100 * 1024, 5000);
+	assert_true(strlen(bomb) < 125 * 1024);
+	long before = max_rss_kb();
+	build_fails("configmaps", "dev", "cfg", bomb, NULL, EINVAL, "line 5: alias *a expands",
+		    "more than 4194304 bytes of text (alias expansion limit)", NULL);
+	long grown = max_rss_kb() - before;
+	if (grown > 32 * 1024)
+		fail_msg("refusing the alias bomb took %ld kB more memory", grown);
+	/* 1.45 MB written: refused as soon as the second copy goes over. */
+	cleanup_free char *big = config_map_aliasing(1400 * 1024, 1000);
+	build_fails("configmaps", "dev", "cfg", big, NULL, EINVAL, "alias *a expands", NULL);
+	assert_true(max_rss_kb() - before < 32 * 1024);
+}
+
+/* A ConfigMap with a field x holding two copies of an s-byte string and
+ * an unaliased one of pad bytes (outside data, whose size is limited). */
+static char *config_map_copies(size_t s, size_t pad)
+{
+	size_t cap = s + pad + 128;
+	char *t = xmalloc(cap);
+	size_t len = (size_t)snprintf(t, cap, "apiVersion: v1\nkind: ConfigMap\nx:\n  a: &a ");
+	memset(t + len, 'x', s);
+	len += s;
+	len += (size_t)snprintf(t + len, cap - len, "\n  b: *a\n  c: ");
+	memset(t + len, 'z', pad);
+	len += pad;
+	snprintf(t + len, cap - len, "\n");
+	return t;
+}
+
+static size_t built_size(const char *text)
+{
+	struct object_build b;
+	build_ok("configmaps", "dev", "cfg", text, NULL, &b);
+	size_t len = 0;
+	free(yaml_emit(b.obj, &len));
+	object_build_clear(&b);
+	return len;
+}
+
+static void test_object__refuses_an_object_stored_over_the_size_limit(void **state)
+{
+	(void)state;
+	/* Two copies of 700 kB (within the parser's budget) and a pad: the
+	 * stored object is exactly the limit, then a byte over it. */
+	size_t s = 700 * 1024;
+	cleanup_free char *probe = config_map_copies(s, 1);
+	size_t base = built_size(probe);
+	assert_true(base < OBJECT_MAX_BYTES);
+	size_t pad = 1 + OBJECT_MAX_BYTES - base;
+	cleanup_free char *fits = config_map_copies(s, pad);
+	assert_true(strlen(fits) < OBJECT_MAX_BYTES);
+	assert_int_equal(built_size(fits), OBJECT_MAX_BYTES);
+	cleanup_free char *over = config_map_copies(s, pad + 1);
+	build_fails("configmaps", "dev", "cfg", over, NULL, EFBIG,
+		    "the object as stored would be over the limit of 1572864 bytes", NULL);
+	/* The same over an existing object. */
+	cleanup_free char *old = stored("configmaps", "dev", "cfg", probe, "3");
+	build_fails("configmaps", "dev", "cfg", over, old, EFBIG, "as stored would be over", NULL);
+}
+
+static void test_object__refuses_an_object_that_grows_by_indentation(void **state)
+{
+	(void)state;
+	/* 1.2 MB written in flow style, one short line of text a line in
+	 * each of 300,000 keys nested 16 deep: the stored object indents
+	 * them all. */
+	size_t cap = 1536 * 1024;
+	cleanup_free char *t = xmalloc(cap);
+	size_t len = (size_t)snprintf(t, cap, "apiVersion: v1\nkind: ConfigMap\nx: ");
+	for (int i = 0; i < 16; i++)
+		len += (size_t)snprintf(t + len, cap - len, "{a: ");
+	len += (size_t)snprintf(t + len, cap - len, "\"");
+	for (int i = 0; i < 300000 && len + 64 < cap; i++)
+		len += (size_t)snprintf(t + len, cap - len, "x\\n");
+	len += (size_t)snprintf(t + len, cap - len, "\"");
+	for (int i = 0; i < 16; i++)
+		len += (size_t)snprintf(t + len, cap - len, "}");
+	snprintf(t + len, cap - len, "\n");
+	build_fails("configmaps", "dev", "cfg", t, NULL, EFBIG,
+		    "the object as stored would be over the limit", NULL);
+}
+
+/* Builds len bytes of raw as object_build gets them from a writer whose
+ * bytes were copied as a string (cut at the first NUL). */
+static void build_fails_with_nul(const char *raw, size_t len, const char *want)
+{
+	cleanup_free char *text = xstrndup(raw, len);
+	struct object_build b = {
+	    .kind = kind("pods"), .ns = "dev", .name = "web", .text = text, .len = len};
+	cleanup_error struct error *err = NULL;
+	assert_int_equal(object_build(&b, &err), -EINVAL);
+	assert_non_null(err);
+	assert_int_equal(err->status, EINVAL);
+	assert_null(b.obj);
+	if (!strstr(err->msg, want))
+		fail_msg("message \"%s\" lacks \"%s\"", err->msg, want);
+}
+
+static void test_object__refuses_nul_bytes_saying_where(void **state)
+{
+	(void)state;
+	char raw[sizeof(POD) + 8];
+	size_t n = strlen(POD);
+	/* At the start, in the middle (line 3), at the end. */
+	raw[0] = '\0';
+	memcpy(raw + 1, POD, n);
+	build_fails_with_nul(raw, n + 1, "line 1 column 1 (byte offset 0): NUL byte");
+	memcpy(raw, POD, n);
+	const char *l3 = strstr(POD, "metadata:");
+	size_t at = (size_t)(l3 - POD) + 4;
+	raw[at] = '\0';
+	cleanup_free char *want = xasprintf("line 3 column 5 (byte offset %zu): NUL byte", at);
+	build_fails_with_nul(raw, n, want);
+	memcpy(raw, POD, n);
+	raw[n] = '\0';
+	build_fails_with_nul(raw, n + 1, "column 1 (byte offset");
+	/* UTF-16 (NUL bytes by nature) is refused too: the text may be cut
+	 * at its first NUL byte. */
+	static const char u16[] = "\xff\xfe"
+				  "a\0:\0 \0b\0\n\0";
+	build_fails_with_nul(u16, sizeof(u16) - 1, "(byte offset 3): NUL byte");
+}
+
+static void drop_refused(void *data, const struct error *e)
+{
+	char **msg = data;
+	free(*msg);
+	*msg = xstrdup(e->msg);
+}
+
+static void test_object__check_drop_refuses_nul_bytes_and_oversized_documents(void **state)
+{
+	(void)state;
+	static const char nul[] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\0\n";
+	cleanup_free char *cut = xstrndup(nul, sizeof(nul) - 1);
+	cleanup_error struct error *err = NULL;
+	assert_int_equal(object_check_drop("dev", cut, sizeof(nul) - 1, NULL, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err->msg, "line 3 column 20 (byte offset 50): NUL byte"));
+
+	/* A document whose stored form is over the limit cannot be filed. */
+	cleanup_free char *big = config_map_copies(700 * 1024, 300 * 1024);
+	cleanup_free char *named =
+	    xasprintf("metadata: {name: big}\n%s---\napiVersion: v1\nkind: ConfigMap\n"
+		      "metadata: {name: small}\n",
+		      big);
+	cleanup_free char *msg = NULL;
+	cleanup_error struct error *derr = NULL;
+	assert_int_equal(object_check_drop("dev", named, strlen(named), drop_refused, &msg, &derr),
+			 1);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "document 1 (ConfigMap big, line 1)"));
+	assert_non_null(strstr(msg, "as stored would be over the limit"));
+}
+
 /* ---- concurrency ---- */
 
 static void test_object__conflict_on_a_stale_resource_version(void **state)
@@ -868,6 +1052,11 @@ int main(void)
 	    cmocka_unit_test(test_object__refuses_several_documents_or_none),
 	    cmocka_unit_test(test_object__refuses_metadata_that_is_not_a_mapping),
 	    cmocka_unit_test(test_object__refuses_a_document_over_the_size_limit),
+	    cmocka_unit_test(test_object__refuses_an_alias_bomb_before_expanding_it),
+	    cmocka_unit_test(test_object__refuses_an_object_stored_over_the_size_limit),
+	    cmocka_unit_test(test_object__refuses_an_object_that_grows_by_indentation),
+	    cmocka_unit_test(test_object__refuses_nul_bytes_saying_where),
+	    cmocka_unit_test(test_object__check_drop_refuses_nul_bytes_and_oversized_documents),
 	    cmocka_unit_test(test_object__conflict_on_a_stale_resource_version),
 	    cmocka_unit_test(test_object__conflict_on_a_resource_version_of_a_missing_object),
 	    cmocka_unit_test(test_object__accepts_the_current_resource_version_or_none),

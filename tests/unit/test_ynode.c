@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -519,11 +520,11 @@ static void test_ynode__refuses_an_alias_bomb_through_merge_keys(void **state)
 	parse_fails(bomb, "line 7: document expands to more than 262144 nodes");
 }
 
-static void test_ynode__node_budget_is_per_document(void **state)
+static void test_ynode__budgets_hold_for_the_whole_stream(void **state)
 {
 	(void)state;
-	/* ~111k nodes per document: two documents together exceed the
-	 * budget, each alone does not. */
+	/* ~123k nodes per document: two documents fit the budget, three do
+	 * not (a drop box holds many documents, each may alias). */
 	const char *doc = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
 			  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
 			  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
@@ -537,6 +538,141 @@ static void test_ynode__node_budget_is_per_document(void **state)
 		fail_msg("%s", err->msg);
 	assert_int_equal(n, 2);
 	free_docs(docs, n);
+	cleanup_free char *three = xasprintf("%s---\n%s---\n%s", doc, doc, doc);
+	parse_fails(three, "line 17: document expands to more than 262144 nodes");
+
+	/* Bytes too: 2.1 MB of aliased text a document, two documents. */
+	cleanup_free char *s = xmalloc(700 * 1024 + 1);
+	memset(s, 'x', 700 * 1024);
+	s[700 * 1024] = '\0';
+	cleanup_free char *bytes =
+	    xasprintf("a: &a %s\nb: [*a, *a]\n---\na: &a %s\nb: [*a, *a]\n", s, s);
+	parse_fails(bytes, "line 5: alias *a expands the document to more than 4194304 bytes");
+}
+
+/* "c: <pad>\na: &a <s>\nb: [*a, ...]\n": 3 + pad + (aliases + 1) * s bytes
+ * of scalar text. */
+static char *aliased_text(size_t pad, size_t s, size_t aliases)
+{
+	size_t cap = pad + s + 4 * aliases + 64;
+	char *t = xmalloc(cap);
+	size_t len = 0;
+	memcpy(t + len, "c: ", 3), len += 3;
+	memset(t + len, 'y', pad), len += pad;
+	memcpy(t + len, "\na: &a ", 7), len += 7;
+	memset(t + len, 'x', s), len += s;
+	memcpy(t + len, "\nb: [", 5), len += 5;
+	for (size_t i = 0; i < aliases; i++) {
+		memcpy(t + len, i ? ", *a" : "*a", i ? 4 : 2);
+		len += i ? 4 : 2;
+	}
+	memcpy(t + len, "]\n", 3);
+	return t;
+}
+
+static void test_ynode__byte_budget_just_under_and_just_over(void **state)
+{
+	(void)state;
+	/* 3 + 65533 + 63 * 65536 = YAML_MAX_BYTES exactly. */
+	assert_int_equal(3 + 65533 + 63 * 65536, YAML_MAX_BYTES);
+	cleanup_free char *fits = aliased_text(65533, 65536, 62);
+	cleanup_ynode struct ynode *d = parse_ok(fits);
+	assert_int_equal(ynode_get(d, "b")->n, 62);
+	assert_int_equal(ynode_path(d, "b[61]")->len, 65536);
+	cleanup_free char *over = aliased_text(65534, 65536, 62);
+	/* Refused at the alias that goes over, before it is copied. */
+	parse_fails(over, "line 3: alias *a expands the document to more than 4194304 bytes of "
+			  "text (alias expansion limit)");
+}
+
+static void test_ynode__byte_budget_counts_aliases_of_aliases(void **state)
+{
+	(void)state;
+	/* 10,000 copies of a 1,000-byte string through four levels of
+	 * anchors: 10 MB of text in 11,111 nodes. */
+	char s[1001];
+	memset(s, 'x', 1000);
+	s[1000] = '\0';
+	cleanup_free char *text = xasprintf("s: &s %s\n"
+					    "a: &a [*s, *s, *s, *s, *s, *s, *s, *s, *s, *s]\n"
+					    "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+					    "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+					    "d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n",
+					    s);
+	parse_fails(text, "line 5: alias *c expands the document to more than 4194304 bytes");
+}
+
+static void test_ynode__byte_budget_counts_keys_and_values_of_mappings(void **state)
+{
+	(void)state;
+	cleanup_free char *big = xmalloc(200001);
+	memset(big, 'k', 200000);
+	big[200000] = '\0';
+	/* The key's bytes count: 25 copies of a 200 kB key (explicit: an
+	 * implicit key is at most 1024 characters). */
+	cleanup_free char *keys = xasprintf(
+	    "m: &m\n  ? %s\n  : v\nl: [*m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, "
+	    "*m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m]\n",
+	    big);
+	parse_fails(keys, "line 4: alias *m expands the document to more than 4194304 bytes");
+	/* And a value's, nested in a mapping of a mapping. */
+	cleanup_free char *vals = xasprintf(
+	    "m: &m {a: {b: %s}}\nl: [*m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, *m, "
+	    "*m, *m, *m, *m, *m, *m, *m, *m, *m, *m]\n",
+	    big);
+	parse_fails(vals, "line 2: alias *m expands");
+}
+
+static void test_ynode__byte_budget_counts_merge_keys(void **state)
+{
+	(void)state;
+	cleanup_free char *big = xmalloc(400001);
+	memset(big, 'v', 400000);
+	big[400000] = '\0';
+	size_t cap = 400000 + 64 + 20 * 16;
+	cleanup_free char *text = xmalloc(cap);
+	size_t len = (size_t)snprintf(text, cap, "m: &m {a: %s}\nl:\n", big);
+	for (int i = 0; i < 16; i++)
+		len += (size_t)snprintf(text + len, cap - len, "- <<: *m\n");
+	/* The tenth copy goes over: 11 x 400 kB > 4 MiB. */
+	parse_fails(text, "line 12: alias *m expands the document to more than 4194304 bytes");
+	/* Merged into a list of mappings, too. */
+	cleanup_free char *seq = xasprintf("m: &m {a: %s}\nn: &n {b: %s}\nl:\n"
+					   "- <<: [*m, *n]\n- <<: [*m, *n]\n- <<: [*m, *n]\n"
+					   "- <<: [*m, *n]\n- <<: [*m, *n]\n",
+					   big, big);
+	parse_fails(seq, "alias *");
+}
+
+static void test_ynode__refuses_nul_bytes_saying_where(void **state)
+{
+	(void)state;
+	parse_fails_len("\0a: b\n", 6, "line 1 column 1 (byte offset 0): NUL byte");
+	parse_fails_len("a: b\nc: d\0e\n", 12, "line 2 column 5 (byte offset 9): NUL byte");
+	parse_fails_len("a: b\n\0", 6, "line 2 column 1 (byte offset 5): NUL byte");
+	parse_fails_len("a: b\r\nc: d\r\0", 12, "line 3 column 1 (byte offset 11)");
+	/* Columns count characters, as libyaml's do. */
+	parse_fails_len("\xc3\xa9: \0", 5, "line 1 column 4 (byte offset 4)");
+	/* Nothing past the NUL is read: a string copy of the bytes ends
+	 * there (valgrind and ASan see the over-read otherwise). */
+	cleanup_free char *cut = xstrndup("kind: Pod\0 and more", 19);
+	parse_fails_len(cut, 19, "line 1 column 10 (byte offset 9): NUL byte");
+	/* A NUL within a document of several. */
+	parse_fails_len("a: 1\n---\nb: 2\0\n", 15, "line 3 column 5");
+}
+
+static void test_ynode__utf16_text_still_parses(void **state)
+{
+	(void)state;
+	static const char le[] = "\xff\xfe"
+				 "a\0:\0 \0b\0\n\0";
+	cleanup_ynode struct ynode *d = NULL;
+	assert_int_equal(yaml_parse_one(le, sizeof(le) - 1, &d, NULL), 0);
+	assert_string_equal(ynode_path_str(d, "a"), "b");
+	/* A NUL character in UTF-16 is libyaml's to refuse. */
+	static const char nul[] = "\xff\xfe"
+				  "a\0:\0 \0\0\0\n\0";
+	parse_fails_len(nul, sizeof(nul) - 1, "line 1");
 }
 
 static void test_ynode__refuses_a_recursive_alias(void **state)
@@ -825,6 +961,54 @@ static void test_ynode__emit_reports_its_length(void **state)
 	assert_int_equal(len, strlen(out));
 	cleanup_free char *again = yaml_emit(d, NULL);
 	assert_string_equal(out, again);
+}
+
+/* yaml_emit_within(d, n) holds exactly for n >= the emitted length. */
+static void emit_within_is_exact(const struct ynode *d)
+{
+	size_t len = 0;
+	cleanup_free char *out = yaml_emit(d, &len);
+	if (!yaml_emit_within(d, len))
+		fail_msg("yaml_emit_within(%zu) refuses what emits in %zu bytes:\n%s", len, len,
+			 out);
+	if (yaml_emit_within(d, len - 1))
+		fail_msg("yaml_emit_within(%zu) accepts what emits in %zu bytes:\n%s", len - 1, len,
+			 out);
+	assert_true(yaml_emit_within(d, SIZE_MAX));
+}
+
+static void test_ynode__emit_within_is_exact_at_the_limit(void **state)
+{
+	(void)state;
+	static const char *docs[] = {
+	    "a: [1, 2]\n",
+	    "{}\n",
+	    "[]\n",
+	    "a: {b: {c: {d: [[[[{e: \"x\\ny\\nz\\n\"}]]]]}}}\n",
+	    "a: {b: {c: \"\\x01\\x02\\t\\x7f\\u0085\\u2028x\\u2029\"}}\n",
+	    "a: {b: [\"it's\", 'x''y', '', \"\\r\\r\\r\", \" lead\", \"trail \"]}\n",
+	    "? "
+	    "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+	    "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\n: v\n",
+	    "a: [null, ~, '', \"\", {}, [], true, '1', 1, 1.5, \"\\n\\n\"]\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(docs); i++) {
+		cleanup_ynode struct ynode *d = parse_ok(docs[i]);
+		emit_within_is_exact(d);
+	}
+	/* Large enough that the bound does not decide, but the emit: every
+	 * line of a literal block indented. */
+	cleanup_free char *lines = xmalloc(2 * 50000 + 1);
+	for (size_t i = 0; i < 50000; i++)
+		memcpy(lines + 2 * i, "x\n", 2);
+	lines[2 * 50000] = '\0';
+	cleanup_ynode struct ynode *d = ynode_new_map();
+	ynode_set(ynode_get_map(ynode_get_map(d, "a"), "b"), "c", ynode_new_str(lines));
+	emit_within_is_exact(d);
+	size_t len = 0;
+	cleanup_free char *out = yaml_emit(d, &len);
+	assert_true(len > 4 * 50000); /* "      x\n" a line */
+	assert_false(yaml_emit_within(d, 2 * 50000 + 64));
 }
 
 static void test_ynode__emits_scalar_and_sequence_documents(void **state)
@@ -1310,7 +1494,13 @@ int main(void)
 	    cmocka_unit_test(test_ynode__refuses_duplicate_keys),
 	    cmocka_unit_test(test_ynode__refuses_an_alias_bomb),
 	    cmocka_unit_test(test_ynode__refuses_an_alias_bomb_through_merge_keys),
-	    cmocka_unit_test(test_ynode__node_budget_is_per_document),
+	    cmocka_unit_test(test_ynode__budgets_hold_for_the_whole_stream),
+	    cmocka_unit_test(test_ynode__byte_budget_just_under_and_just_over),
+	    cmocka_unit_test(test_ynode__byte_budget_counts_aliases_of_aliases),
+	    cmocka_unit_test(test_ynode__byte_budget_counts_keys_and_values_of_mappings),
+	    cmocka_unit_test(test_ynode__byte_budget_counts_merge_keys),
+	    cmocka_unit_test(test_ynode__refuses_nul_bytes_saying_where),
+	    cmocka_unit_test(test_ynode__utf16_text_still_parses),
 	    cmocka_unit_test(test_ynode__refuses_a_recursive_alias),
 	    cmocka_unit_test(test_ynode__refuses_an_unknown_alias),
 	    cmocka_unit_test(test_ynode__refuses_nesting_deeper_than_the_limit),
@@ -1329,6 +1519,7 @@ int main(void)
 	    cmocka_unit_test(test_ynode__emits_multiline_strings_as_literal_blocks),
 	    cmocka_unit_test(test_ynode__multiline_strings_round_trip),
 	    cmocka_unit_test(test_ynode__emit_reports_its_length),
+	    cmocka_unit_test(test_ynode__emit_within_is_exact_at_the_limit),
 	    cmocka_unit_test(test_ynode__emits_scalar_and_sequence_documents),
 	    cmocka_unit_test(test_ynode__round_trips_kubernetes_objects),
 	    cmocka_unit_test(test_ynode__round_trips_odd_scalars),
