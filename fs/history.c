@@ -2,7 +2,12 @@
  *
  * Only the writer thread touches the repository after start, except
  * history_foreach_head(), which is called before start. It never writes to
- * the live store except to trim the outbox after a commit. */
+ * the live store except to trim the outbox after a commit.
+ *
+ * A commit that fails (a full disk) loses nothing: the outbox keeps every
+ * change until HEAD holds it, libgit2 writes objects and refs through
+ * temporary files, and the writer tries again each second, from HEAD's
+ * revision, until it catches up. */
 #include "history.h"
 #include "log.h"
 #include "util.h"
@@ -112,11 +117,13 @@ int history_open(const char *gitdir, struct store *store, struct history **out, 
 		h->rev = history__trailer_rev(git_commit_message(head));
 		git_commit_free(head);
 	}
-	/* What HEAD already holds never needs committing again. */
-	if (h->rev > 0 && store_outbox_trim(store, h->rev, err) < 0) {
-		history_close(h);
-		return -EIO;
-	}
+	/* What HEAD already holds never needs committing again. A trim that
+	 * fails (a full disk) waits for the writer's next one: entries HEAD
+	 * holds are skipped by revision anyway. */
+	struct error *terr = NULL;
+	if (h->rev > 0 && store_outbox_trim(store, h->rev, &terr) < 0)
+		log_warn("history: outbox not trimmed at start: %s", terr->msg);
+	error_free(terr);
 	*out = h;
 	return 0;
 }
@@ -335,7 +342,8 @@ static void *history__run(void *arg)
 {
 	struct history *h = arg;
 	int64_t last_commit = 0, last_trim = history__now_ms();
-	uint64_t trimmed = history_revision(h);
+	uint64_t trimmed = 0; /* the trim at open may have failed */
+	bool failing = false; /* said once per run of failures */
 	while (!h->stop) {
 		uint64_t seen = store_revision(h->store);
 		uint64_t from = history_revision(h);
@@ -367,11 +375,18 @@ static void *history__run(void *arg)
 			h->commits_since_repack = 0;
 			history__repack(h);
 		}
+		if (failing)
+			log_info("history: writing again, at revision %llu",
+				 (unsigned long long)reached);
+		failing = false;
 		if (n == 0)
 			store_outbox_wait(h->store, seen, 1000);
 		continue;
 	fail:
-		log_error("%s", err ? err->msg : "history: failed");
+		if (!failing)
+			log_error("%s (trying again each second)",
+				  err ? err->msg : "history: failed");
+		failing = true;
 		error_free(err);
 		store_outbox_free(e, n);
 		store_outbox_wait(h->store, UINT64_MAX - 1, 1000); /* back off */

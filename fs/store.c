@@ -11,19 +11,41 @@
  * little-endian uint64) followed by the YAML text. Outbox db: key is the rv
  * big-endian (so cursor order is revision order), value is the NUL-separated
  * fields path, author, message, mtime, then the YAML ("" and a flag for
- * deletions). This file must never know about kinds or validation. */
+ * deletions). This file must never know about kinds or validation.
+ *
+ * A full disk: LMDB writes its pages at commit and reports a short write
+ * as EIO, and a deletion needs new pages too (copy on write). So the data
+ * file keeps STORE_RESERVE bytes allocated beyond its data (fallocate, the
+ * file's size unchanged); a change that adds data is refused with ENOSPC
+ * when that reserve cannot be kept or the file system has no room left,
+ * before LMDB tries, and deletions go on in the reserve. Each batch looks
+ * again, so writes come back by themselves when space does. */
 #include "store.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #define STORE_MAP_SIZE (8ULL << 30) /* sparse; the file grows as used */
+#define STORE_RESERVE  (8ULL << 20) /* kept allocated beyond the data, for deletions */
+#define STORE_FREE_MIN (1ULL << 20) /* free space below which the disk is full */
+
+/* A key some writer holds or waits for (store_lock_key). */
+struct store__keylock {
+	char *key;
+	unsigned refs;		/* holder and waiters */
+	uint64_t next, serving; /* tickets: first come, first served */
+	pthread_cond_t cond;
+	struct store__keylock *next_lock;
+};
 
 struct store__req {
 	struct store_change *c;
@@ -45,12 +67,86 @@ struct store {
 	struct store__req *queue, **queue_tail;
 	bool committing;
 	bool kicked;
+
+	char *dir;	       /* the store's folder, for messages */
+	int fd;		       /* LMDB's data file */
+	uint64_t reserved_end; /* the data file is allocated up to here */
+	bool full;	       /* the last look found no room */
+	pthread_mutex_t keys_lock;
+	struct store__keylock *keys; /* under keys_lock; as many as writers */
 };
 
 static int store__mdb_err(struct error **err, int rc, const char *what)
 {
 	int status = rc == MDB_MAP_FULL ? ENOSPC : rc > 0 && rc < 200 ? rc : EIO;
 	return error_set(err, status, "store: %s: %s", what, mdb_strerror(rc));
+}
+
+static uint64_t store__free_bytes(struct store *s)
+{
+	struct statvfs vs;
+	if (statvfs(s->dir, &vs) != 0)
+		return UINT64_MAX; /* cannot tell: not full */
+	return (uint64_t)vs.f_bavail * vs.f_frsize;
+}
+
+static int store__full_err(struct store *s, struct error **err)
+{
+	return error_set(err, ENOSPC,
+			 "store: no space left on device in %s (only deletions are "
+			 "accepted until space is freed)",
+			 s->dir);
+}
+
+/* A failed commit: LMDB reports a short write on a full disk as EIO. */
+static int store__commit_err(struct store *s, struct error **err, int rc, const char *what)
+{
+	if ((rc == EIO || rc == ENOSPC || rc == EDQUOT) &&
+	    store__free_bytes(s) < STORE_FREE_MIN + STORE_RESERVE)
+		return store__full_err(s, err);
+	return store__mdb_err(err, rc, what);
+}
+
+/* Whether a change that adds data may be committed: the reserve beyond
+ * the data is allocated and the file system has room beyond it. Logs
+ * when the answer changes. Only the committer (or store_open) calls it. */
+static bool store__room(struct store *s)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	bool room = true;
+	if (mdb_env_info(s->env, &info) == 0 && mdb_env_stat(s->env, &st) == 0) {
+		uint64_t used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+		if (s->reserved_end < used + STORE_RESERVE) {
+			/* Allocate ahead, so that this is seldom done. */
+			uint64_t want[] = {used + 2 * STORE_RESERVE, used + STORE_RESERVE};
+			int e = 0;
+			for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+				if (fallocate(s->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)want[i]) == 0) {
+					s->reserved_end = want[i];
+					e = 0;
+					break;
+				}
+				e = errno;
+			}
+			/* A file system without fallocate keeps no reserve,
+			 * but is not full for that. */
+			if (e == ENOSPC || e == EDQUOT)
+				room = false;
+		}
+	}
+	if (room && store__free_bytes(s) < STORE_FREE_MIN)
+		room = false;
+	if (room == s->full) {
+		if (room)
+			log_info("store: %s has room again: writes are accepted", s->dir);
+		else
+			log_warn("store: no space left on device in %s: only deletions are "
+				 "accepted until space is freed",
+				 s->dir);
+	}
+	s->full = !room;
+	return room;
 }
 
 static int64_t store__now_ns(void)
@@ -98,6 +194,9 @@ int store_open(const char *dir, struct store **out, struct error **err)
 	pthread_cond_init(&s->done_cond, NULL);
 	pthread_cond_init(&s->outbox_cond, NULL);
 	s->queue_tail = &s->queue;
+	pthread_mutex_init(&s->keys_lock, NULL);
+	s->dir = xstrdup(dir);
+	s->fd = -1;
 	MDB_txn *txn = NULL;
 	if ((rc = mdb_env_create(&s->env)) != 0)
 		goto mdb_fail;
@@ -107,6 +206,11 @@ int store_open(const char *dir, struct store **out, struct error **err)
 	/* NOTLS: read transactions are short and may run on any FUSE thread. */
 	if ((rc = mdb_env_open(s->env, dir, MDB_NOTLS, 0600)) != 0)
 		goto mdb_fail;
+	if ((rc = mdb_env_get_fd(s->env, &s->fd)) != 0)
+		goto mdb_fail;
+	/* The reserve first: on a full disk the store still opens, read-only
+	 * but for deletions. */
+	store__room(s);
 	if ((rc = mdb_txn_begin(s->env, NULL, 0, &txn)) != 0)
 		goto mdb_fail;
 	if ((rc = mdb_dbi_open(txn, "objects", MDB_CREATE, &s->objects)) != 0 ||
@@ -143,7 +247,50 @@ void store_close(struct store *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->done_cond);
 	pthread_cond_destroy(&s->outbox_cond);
+	pthread_mutex_destroy(&s->keys_lock);
+	free(s->dir);
 	free(s);
+}
+
+void store_lock_key(struct store *s, const char *key)
+{
+	pthread_mutex_lock(&s->keys_lock);
+	struct store__keylock *l = s->keys;
+	while (l && strcmp(l->key, key) != 0)
+		l = l->next_lock;
+	if (!l) {
+		l = xcalloc(1, sizeof(*l));
+		l->key = xstrdup(key);
+		pthread_cond_init(&l->cond, NULL);
+		l->next_lock = s->keys;
+		s->keys = l;
+	}
+	l->refs++;
+	uint64_t ticket = l->next++;
+	while (l->serving != ticket)
+		pthread_cond_wait(&l->cond, &s->keys_lock);
+	pthread_mutex_unlock(&s->keys_lock);
+}
+
+void store_unlock_key(struct store *s, const char *key)
+{
+	pthread_mutex_lock(&s->keys_lock);
+	struct store__keylock **p = &s->keys;
+	while (*p && strcmp((*p)->key, key) != 0)
+		p = &(*p)->next_lock;
+	struct store__keylock *l = *p;
+	if (l) {
+		l->serving++;
+		if (--l->refs > 0) {
+			pthread_cond_broadcast(&l->cond);
+		} else {
+			*p = l->next_lock;
+			pthread_cond_destroy(&l->cond);
+			free(l->key);
+			free(l);
+		}
+	}
+	pthread_mutex_unlock(&s->keys_lock);
 }
 
 uint64_t store_revision(struct store *s)
@@ -246,7 +393,15 @@ static void store__commit_batch(struct store *s, struct store__req *batch, uint6
 		fatal = true;
 	}
 	uint64_t start_rev = rev;
+	bool adds = false;
+	for (struct store__req *q = batch; q; q = q->next)
+		adds = adds || q->c->obj;
+	bool room = !adds || store__room(s);
 	for (struct store__req *q = batch; q && !fatal; q = q->next) {
+		if (!room && q->c->obj) {
+			q->result = store__full_err(s, &q->err);
+			continue;
+		}
 		q->result = store__apply_one(s, txn, &rev, q->c, &fatal, &q->err);
 		if (q->result == 0)
 			any = true;
@@ -258,7 +413,7 @@ static void store__commit_batch(struct store *s, struct store__req *batch, uint6
 		if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0 ||
 		    (rc = mdb_txn_commit(txn)) != 0) {
 			if (rc != 0 && txn && !fatal_err)
-				store__mdb_err(&fatal_err, rc, "commit");
+				store__commit_err(s, &fatal_err, rc, "commit");
 			fatal = true;
 		}
 		txn = NULL;
@@ -332,7 +487,7 @@ int store_raise_revision(struct store *s, uint64_t rev, struct error **err)
 		else if (rc == 0)
 			rc = mdb_txn_commit(txn);
 		if (rc != 0)
-			r = store__mdb_err(err, rc, "revision");
+			r = store__commit_err(s, err, rc, "revision");
 		else
 			s->rev = rev;
 	}
@@ -508,7 +663,7 @@ int store_outbox_trim(struct store *s, uint64_t rv, struct error **err)
 		return store__mdb_err(err, rc, "trim");
 	}
 	if ((rc = mdb_txn_commit(txn)) != 0)
-		return store__mdb_err(err, rc, "commit");
+		return store__commit_err(s, err, rc, "commit");
 	return 0;
 }
 

@@ -65,6 +65,15 @@ void store_close(struct store *s);
  * -ENOENT: deleting what is not there. */
 int store_apply(struct store *s, struct store_change *c, struct error **err);
 
+/* Serializes the writers of one key in this process, first come first
+ * served: a writer holds its key from the read its change is built on to
+ * the change's commit, so that writers of the same object never build on
+ * the same revision (only one change of a key can win a group commit; the
+ * others would come back -EAGAIN and build again, without end under
+ * contention). Writers of other keys still share commits. */
+void store_lock_key(struct store *s, const char *key);
+void store_unlock_key(struct store *s, const char *key);
+
 /* Reads one object; -ENOENT if absent. */
 int store_get(struct store *s, const char *key, struct store_record *rec, struct error **err);
 void store_record_clear(struct store_record *rec);

@@ -1,6 +1,13 @@
 /* write.c: see write.h. The retry loop is the only place that pairs a
  * reservation with its settle or unreserve: every hook sees exactly one
- * of them for each reserve, whatever the store answers. */
+ * of them for each reserve, whatever the store answers.
+ *
+ * Every write holds its key (store_lock_key) from its read to its commit:
+ * writers of one object take turns, so a write without a resourceVersion
+ * never fails for contention (it always wins, corral-tree(5)), and one
+ * with a resourceVersion is checked against the revision stored when its
+ * turn comes. The retry loop is left for writers that do not take the key
+ * (none in corral-fs today). */
 #include "write.h"
 #include "object.h"
 #include "util.h"
@@ -17,9 +24,9 @@ static char *write__owner(const struct write_target *t)
 	return xasprintf("%s/%s", t->ns ? t->ns : "", t->name);
 }
 
-int write_object(struct store *s, struct admission *adm, const struct write_target *t,
-		 const char *text, size_t len, const char *author, struct write_result *out,
-		 struct error **err)
+static int write__object(struct store *s, struct admission *adm, const struct write_target *t,
+			 const char *text, size_t len, const char *author, struct write_result *out,
+			 struct error **err)
 {
 	cleanup_free char *hpath = xasprintf("%s.yaml", t->key);
 	cleanup_free char *owner = write__owner(t);
@@ -106,8 +113,8 @@ int write_object(struct store *s, struct admission *adm, const struct write_targ
 	}
 }
 
-int write_delete(struct store *s, struct admission *adm, const struct write_target *t,
-		 const char *author, struct error **err)
+static int write__delete(struct store *s, struct admission *adm, const struct write_target *t,
+			 const char *author, struct error **err)
 {
 	cleanup_free char *hpath = xasprintf("%s.yaml", t->key);
 	cleanup_free char *owner = write__owner(t);
@@ -150,6 +157,25 @@ int write_delete(struct store *s, struct admission *adm, const struct write_targ
 			error_free(serr);
 		return r;
 	}
+}
+
+int write_object(struct store *s, struct admission *adm, const struct write_target *t,
+		 const char *text, size_t len, const char *author, struct write_result *out,
+		 struct error **err)
+{
+	store_lock_key(s, t->key);
+	int r = write__object(s, adm, t, text, len, author, out, err);
+	store_unlock_key(s, t->key);
+	return r;
+}
+
+int write_delete(struct store *s, struct admission *adm, const struct write_target *t,
+		 const char *author, struct error **err)
+{
+	store_lock_key(s, t->key);
+	int r = write__delete(s, adm, t, author, err);
+	store_unlock_key(s, t->key);
+	return r;
 }
 
 void write_result_clear(struct write_result *r)

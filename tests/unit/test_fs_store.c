@@ -759,6 +759,7 @@ static void test_store__concurrent_applies_all_succeed_with_distinct_revisions(v
 
 struct incrementer {
 	struct store *s;
+	bool lock_key; /* hold the key from the read to the commit */
 	int conflicts;
 	int errors;
 };
@@ -768,6 +769,8 @@ static void *increment_thread(void *arg)
 {
 	struct incrementer *inc = arg;
 	for (int i = 0; i < INCREMENTS; i++) {
+		if (inc->lock_key)
+			store_lock_key(inc->s, "k/counter");
 		for (;;) {
 			struct store_record rec = {0};
 			if (store_get(inc->s, "k/counter", &rec, NULL) < 0) {
@@ -796,6 +799,8 @@ static void *increment_thread(void *arg)
 			}
 			inc->conflicts++;
 		}
+		if (inc->lock_key)
+			store_unlock_key(inc->s, "k/counter");
 	}
 	return NULL;
 }
@@ -828,6 +833,48 @@ static void test_store__concurrent_read_modify_write_loses_no_update(void **stat
 	assert_int_equal(rec.rv, 1 + WRITERS * INCREMENTS);
 	assert_int_equal(store_revision(f->s), 1 + WRITERS * INCREMENTS);
 	store_record_clear(&rec);
+}
+
+/* Writers that hold the key build on the revision their commit finds:
+ * none of them ever has to build again. */
+static void test_store__writers_holding_their_key_never_conflict(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_ynode struct ynode *obj = NULL;
+	assert_int_equal(yaml_parse_one("count: 0\n", 9, &obj, NULL), 0);
+	apply_ok(f->s, "k/counter", steal_pointer(&obj), 0);
+
+	struct incrementer inc[WRITERS] = {0};
+	pthread_t t[WRITERS];
+	for (int i = 0; i < WRITERS; i++) {
+		inc[i] = (struct incrementer){.s = f->s, .lock_key = true};
+		assert_int_equal(pthread_create(&t[i], NULL, increment_thread, &inc[i]), 0);
+	}
+	for (int i = 0; i < WRITERS; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(inc[i].errors, 0);
+		assert_int_equal(inc[i].conflicts, 0);
+	}
+	struct store_record rec = {0};
+	assert_int_equal(store_get(f->s, "k/counter", &rec, NULL), 0);
+	assert_int_equal(rec.rv, 1 + WRITERS * INCREMENTS);
+	store_record_clear(&rec);
+}
+
+/* A held key keeps only its own writers waiting; a key is free again
+ * once every holder has let go. */
+static void test_store__a_held_key_leaves_other_keys_free(void **state)
+{
+	struct fixture *f = *state;
+	store_lock_key(f->s, "k/a");
+	store_lock_key(f->s, "k/b"); /* would wait forever if it shared k/a's turn */
+	put_ok(f->s, "k/c", "1", 0);
+	store_unlock_key(f->s, "k/b");
+	store_unlock_key(f->s, "k/a");
+	store_lock_key(f->s, "k/a");
+	store_unlock_key(f->s, "k/a");
+	/* Unlocking a key nobody holds is harmless. */
+	store_unlock_key(f->s, "k/none");
 }
 
 /* ---- foreach ---- */
@@ -983,6 +1030,8 @@ int main(void)
 	    T(test_store__outbox_kick_wakes_every_waiter),
 	    T(test_store__concurrent_applies_all_succeed_with_distinct_revisions),
 	    T(test_store__concurrent_read_modify_write_loses_no_update),
+	    T(test_store__writers_holding_their_key_never_conflict),
+	    T(test_store__a_held_key_leaves_other_keys_free),
 	    T(test_store__foreach_visits_keys_in_byte_order),
 	    T(test_store__foreach_without_yaml_gives_lengths_only),
 	    T(test_store__foreach_stops_when_fn_returns_non_zero),

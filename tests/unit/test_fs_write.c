@@ -9,6 +9,7 @@
  * address until the first is deleted. */
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -423,6 +424,86 @@ static void test_write__service_addresses_hook_keeps_services_apart(void **state
 	admission_free(a);
 }
 
+/* ---- contention ---- */
+
+#define LWW_WRITERS 16
+#define LWW_WRITES  25
+
+struct lww_writer {
+	struct store *s;
+	int id;
+	int failures;
+	char first_error[200];
+};
+
+static void *lww_thread(void *arg)
+{
+	struct lww_writer *w = arg;
+	struct write_target t = target("ConfigMap", "dev", "hot", "namespaces/dev/configmaps/hot");
+	for (int i = 0; i < LWW_WRITES; i++) {
+		cleanup_free char *text =
+		    xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hot}\n"
+			      "data: {a: \"%d-%d\", b: \"%d-%d\"}\n",
+			      w->id, i, w->id, i);
+		cleanup_free char *msg = NULL;
+		if (put(w->s, NULL, &t, text, NULL, &msg) < 0 && !w->failures++)
+			snprintf(w->first_error, sizeof(w->first_error), "%s", msg);
+	}
+	return NULL;
+}
+
+/* Writes without a resourceVersion always win: many writers of one
+ * object at once, none refused for contention ("changed meanwhile"), and
+ * the object is one whole write. */
+static void test_write__last_writer_wins_never_fails_for_contention(void **state)
+{
+	struct fixture *f = *state;
+	struct lww_writer w[LWW_WRITERS];
+	pthread_t th[LWW_WRITERS];
+	for (int i = 0; i < LWW_WRITERS; i++) {
+		w[i] = (struct lww_writer){.s = f->s, .id = i};
+		assert_int_equal(pthread_create(&th[i], NULL, lww_thread, &w[i]), 0);
+	}
+	for (int i = 0; i < LWW_WRITERS; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	for (int i = 0; i < LWW_WRITERS; i++) {
+		if (w[i].failures)
+			fail_msg("writer %d: %d failed: %s", i, w[i].failures, w[i].first_error);
+	}
+	uint64_t rv = 0;
+	cleanup_free char *text = stored(f->s, "namespaces/dev/configmaps/hot", &rv);
+	assert_non_null(text);
+	assert_int_equal(rv, LWW_WRITERS * LWW_WRITES);
+	const char *a = strstr(text, "a: "), *b = strstr(text, "b: ");
+	assert_non_null(a);
+	assert_non_null(b);
+	size_t al = strcspn(a + 3, "\n"), bl = strcspn(b + 3, "\n");
+	assert_int_equal(al, bl);
+	assert_memory_equal(a + 3, b + 3, al);
+}
+
+/* A write with a resourceVersion still conflicts with what was stored
+ * after the revision it names. */
+static void test_write__a_stale_resource_version_still_conflicts(void **state)
+{
+	struct fixture *f = *state;
+	struct write_target t = target("ConfigMap", "dev", "cm", cm_target.key);
+	struct write_result r1 = {0};
+	assert_int_equal(put(f->s, NULL, &t, cm_v1, &r1, NULL), 0);
+	assert_int_equal(put(f->s, NULL, &t, cm_v2, NULL, NULL), 0);
+	cleanup_free char *stale = xasprintf(
+	    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, resourceVersion: \"%llu\"}\n"
+	    "data: {k: v3}\n",
+	    (unsigned long long)r1.rv);
+	cleanup_free char *msg = NULL;
+	assert_true(put(f->s, NULL, &t, stale, NULL, &msg) < 0);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "Conflict"));
+	cleanup_free char *text = stored(f->s, t.key, NULL);
+	assert_non_null(strstr(text, "k: v2"));
+	write_result_clear(&r1);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -436,6 +517,8 @@ int main(void)
 	    T(test_write__a_retried_write_is_unreserved_then_reserved_again),
 	    T(test_write__a_deletion_reaches_the_hooks),
 	    T(test_write__service_addresses_hook_keeps_services_apart),
+	    T(test_write__last_writer_wins_never_fails_for_contention),
+	    T(test_write__a_stale_resource_version_still_conflicts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
