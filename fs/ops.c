@@ -618,6 +618,8 @@ static int fs__truncate(fuse_req_t req, struct fs *fs, uint64_t ino, off_t lengt
 	if (e) {
 		/* A writer whose truncation failed has not the text it meant:
 		 * its close fails too (and one line says why). */
+		if (h && type == NODE_SCRATCH)
+			h->wrote = true; /* a drop box file refused in part is not kept */
 		if (h && !fs__handle_fail(h, e))
 			return e;
 		if (e == EPERM)
@@ -1869,7 +1871,8 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	(void)userdata;
 	/* No atomic O_TRUNC: the kernel would empty the file's size and page
 	 * cache for every reader at open. Without it the truncation comes as
-	 * a setattr on the writer's handle, which only its buffer sees. */
+	 * a setattr from the opening thread (naming no handle), which only
+	 * the buffer that thread has just opened takes. */
 	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	/* Writes go through to us: the kernel must not merge them in a cache
 	 * we then have to reconcile with what was committed. */
