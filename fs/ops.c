@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -60,12 +61,13 @@ struct fs__handle {
 	bool wrote;		  /* scratch: written (or truncated) through this handle */
 	bool append;		  /* object written with O_APPEND */
 	bool fresh;		  /* object: opened, nothing written or truncated yet */
+	pid_t pid;		  /* object writer: the thread that opened it */
+	int failed;		  /* a write or truncation refused (its errno): every
+				     later close fails and commits nothing */
 	struct fs__handle *wnext; /* the node's other writers */
 	int fd;			  /* a container log: the file on disk, else -1 */
 	pthread_mutex_t lock;
 };
-
-static void fs__handle_truncate(struct fs__handle *h, size_t size);
 
 struct fs__dirent {
 	uint64_t ino;
@@ -197,6 +199,23 @@ int fs__errno(const struct error *e)
 	return s > 0 ? s : EIO;
 }
 
+/* Refuses a request on path (below the mount): the reason goes to
+ * .errors, as every refusal's does. Returns status, for the reply. Called
+ * without the lock. */
+static int fs__refuse(struct fs *fs, const char *path, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fs__refuse(struct fs *fs, const char *path, int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cleanup_free char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	struct error e = {status, msg};
+	fs__reject(fs, path, &e);
+	return status;
+}
+
 /* ---- attributes ---- */
 
 static void fs__stat(const struct node *n, struct stat *st)
@@ -238,6 +257,45 @@ void fs__entry(struct node *n, struct fuse_entry_param *e)
 mode_t fs__object_mode(const struct kind_info *k)
 {
 	return S_IFREG | k->file_mode;
+}
+
+/* Whether a kind's files are for their owner alone (Secrets, 0600). */
+static bool fs__private_kind(const struct kind_info *k)
+{
+	return k && !(k->file_mode & 077);
+}
+
+/* Whether regular file n may hold what only root may read: the file of a
+ * private kind's object (or a backup it was renamed to), a scratch file
+ * in a private kind's folder (an editor's or rsync's temporary copy), or
+ * a drop box file (it may hold Secrets until corral-ctrl files it).
+ * Needs the lock. */
+static bool fs__private_file(const struct node *n)
+{
+	if (!S_ISREG(n->mode))
+		return false;
+	if (n->drop || fs__private_kind(n->kind))
+		return true;
+	return n->parent && n->parent->type == NODE_KIND && fs__private_kind(n->parent->kind);
+}
+
+/* Keeps a private file's mode at 0600 at most, whatever its writer asks
+ * (cp -a, rsync -a, tar x, chmod): the mode is clamped, never refused, so
+ * that those tools succeed. Write lock. */
+static void fs__clamp_mode(struct node *n)
+{
+	if (fs__private_file(n))
+		n->mode = (n->mode & (mode_t)~07777) | (n->mode & 0600);
+}
+
+/* The path of node ino below the mount, for .errors. */
+static char *fs__ino_path(struct fs *fs, uint64_t ino)
+{
+	FS_LOCK_R(fs);
+	struct node *n = tree_by_ino(fs->tree, ino);
+	char *path = n ? fs__path(n) : xstrdup("?");
+	FS_UNLOCK(fs);
+	return path;
 }
 
 /* ---- the write path ---- */
@@ -424,6 +482,35 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_attr(req, &st, ttl);
 }
 
+/* After a refused write of object ino (stored under key): a new file
+ * leaves again, unless the store holds the object (a file renamed away by
+ * an editor and written anew): then the file shows the stored object. */
+static void fs__undo_pending(struct fs *fs, uint64_t ino, const char *key)
+{
+	bool gone = false;
+	uint64_t dir_ino = 0;
+	cleanup_free char *name = NULL;
+	struct store_record rec = {0};
+	bool stored = store_get(fs->store, key, &rec, NULL) == 0;
+	struct node *n = fs__relock(fs, ino);
+	if (n && n->pending && n->parent) {
+		if (stored) {
+			fs__set_content(n, blob_new(rec.yaml, rec.len), rec.rv);
+		} else {
+			dir_ino = n->parent->ino;
+			name = xstrdup(n->name);
+			tree_unlink(fs->tree, n);
+			gone = true;
+		}
+	}
+	FS_UNLOCK(fs);
+	store_record_clear(&rec);
+	if (gone)
+		fuse_lowlevel_notify_inval_entry(fs->se, dir_ino, name, strlen(name));
+	else if (stored)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+}
+
 /* Commits the bytes as the object n stands for, or records why not.
  * Returns 0 or a positive errno. */
 static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const char *text,
@@ -448,31 +535,7 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 		int e = fs__errno(err);
 		fs__reject(fs, t.path, err);
 		error_free(err);
-		/* A new file that was refused leaves again, unless the store
-		 * holds the object (a file renamed away by an editor and
-		 * written anew): then the file shows the stored object. */
-		bool gone = false;
-		uint64_t dir_ino = 0;
-		cleanup_free char *name = NULL;
-		struct store_record rec = {0};
-		bool stored = store_get(fs->store, t.key, &rec, NULL) == 0;
-		n = fs__relock(fs, ino);
-		if (n && n->pending && n->parent) {
-			if (stored) {
-				fs__set_content(n, blob_new(rec.yaml, rec.len), rec.rv);
-			} else {
-				dir_ino = n->parent->ino;
-				name = xstrdup(n->name);
-				tree_unlink(fs->tree, n);
-				gone = true;
-			}
-		}
-		FS_UNLOCK(fs);
-		store_record_clear(&rec);
-		if (gone)
-			fuse_lowlevel_notify_inval_entry(fs->se, dir_ino, name, strlen(name));
-		else if (stored)
-			fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+		fs__undo_pending(fs, ino, t.key);
 		fs__target_clear(&t);
 		return e;
 	}
@@ -489,6 +552,112 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 	return 0;
 }
 
+static void fs__handle_truncate(struct fs__handle *h, size_t size);
+static bool fs__handle_fail(struct fs__handle *h, int e);
+
+/* The truncation of open(O_TRUNC), which the kernel sends without naming
+ * the handle: it is for the writer that the same thread has just opened
+ * and that has done nothing yet (the newest such one), and for no other
+ * process's buffer. Returns whether there was one. */
+static bool fs__truncate_opener(struct fs *fs, uint64_t ino, pid_t pid)
+{
+	bool found = false;
+	struct node *n = fs__relock(fs, ino);
+	for (struct fs__handle *w = n ? n->writers : NULL; w && !found; w = w->wnext)
+		if (w->fresh && w->pid == pid) {
+			fs__handle_truncate(w, 0);
+			found = true;
+		}
+	FS_UNLOCK(fs);
+	return found;
+}
+
+/* The size part of setattr: a scratch file's bytes, a writer's buffer, or
+ * (truncate(2) of an object by path) a commit of what is left. Every size
+ * is checked against its limit before anything is allocated. Returns 0 or
+ * an errno. */
+static int fs__truncate(fuse_req_t req, struct fs *fs, uint64_t ino, off_t length,
+			struct fs__handle *h)
+{
+	if (length < 0)
+		return EINVAL;
+	size_t size = (size_t)length;
+	struct node *n = fs__relock(fs, ino);
+	if (!n) {
+		FS_UNLOCK(fs);
+		return ENOENT;
+	}
+	enum node_type type = n->type;
+	int e = 0;
+	if (type == NODE_SCRATCH) {
+		size_t old = n->size;
+		if (size > FS_SCRATCH_FILE_MAX)
+			e = EFBIG;
+		else if (size > old &&
+			 atomic_load(&fs->scratch_bytes) + (size - old) > FS_SCRATCH_TOTAL_MAX)
+			e = ENOSPC;
+		else {
+			if (size > n->cap) {
+				n->data = xrealloc(n->data, size);
+				n->cap = size;
+			}
+			if (size > old)
+				memset(n->data + old, 0, size - old);
+			atomic_fetch_add(&fs->scratch_bytes, size - old);
+			n->size = size;
+		}
+	} else if (type != NODE_OBJECT) {
+		e = S_ISDIR(n->mode) ? EISDIR : EPERM;
+	} else if (size > OBJECT_MAX_BYTES) {
+		e = EFBIG;
+	}
+	cleanup_free char *path = e && e != EISDIR ? fs__path(n) : NULL;
+	FS_UNLOCK(fs);
+	if (e == EISDIR)
+		return e;
+	if (e) {
+		/* A writer whose truncation failed has not the text it meant:
+		 * its close fails too (and one line says why). */
+		if (h && type == NODE_SCRATCH)
+			h->wrote = true; /* a drop box file refused in part is not kept */
+		if (h && !fs__handle_fail(h, e))
+			return e;
+		if (e == EPERM)
+			return fs__refuse(fs, path, e,
+					  "only objects and scratch files have a size");
+		if (e == ENOSPC)
+			return fs__refuse(
+			    fs, path, e,
+			    "the scratch files of the mount would hold more than %d bytes",
+			    FS_SCRATCH_TOTAL_MAX);
+		return fs__refuse(fs, path, e,
+				  "truncating to %zu bytes: over the limit of %d for %s", size,
+				  type == NODE_OBJECT ? OBJECT_MAX_BYTES : FS_SCRATCH_FILE_MAX,
+				  type == NODE_OBJECT ? "an object" : "a scratch file");
+	}
+	if (type == NODE_SCRATCH)
+		return 0;
+	if (h && h->write) {
+		fs__handle_truncate(h, size);
+		return 0;
+	}
+	if (size == 0 && fs__truncate_opener(fs, ino, fuse_req_ctx(req)->pid))
+		return 0;
+	/* truncate(2) of an object: commit what is left. */
+	struct error *err = NULL;
+	struct blob *cur = fs__load(fs, ino, &err);
+	if (!cur) {
+		e = fs__errno(err);
+		error_free(err);
+	} else if (size != cur->len) {
+		cleanup_free char *buf = xcalloc(1, size + 1);
+		memcpy(buf, cur->data, size < cur->len ? size : cur->len);
+		e = fs__commit_node(req, fs, ino, buf, size);
+	}
+	blob_unref(cur);
+	return e;
+}
+
 /* setattr: sizes (a truncation commits an object), modes, owners and
  * times. Returns 0 with the new attributes in st, or an errno. */
 static int fs__setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -498,73 +667,14 @@ static int fs__setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	FS_LOCK_R(fs);
 	struct node *ln = tree_by_ino(fs->tree, ino);
 	bool is_log = ln && logs_node(ln);
+	cleanup_free char *path = is_log ? fs__path(ln) : NULL;
 	FS_UNLOCK(fs);
 	if (is_log)
-		return EPERM;
+		return fs__refuse(fs, path, EPERM, "container logs are read-only");
 	struct fs__handle *h = fi ? (struct fs__handle *)(uintptr_t)fi->fh : NULL;
 
 	if (to_set & FUSE_SET_ATTR_SIZE) {
-		size_t size = (size_t)attr->st_size;
-		struct node *n = fs__relock(fs, ino);
-		int e = 0;
-		enum node_type type = n ? n->type : NODE_ERRORS;
-		if (!n)
-			e = ENOENT;
-		else if (type == NODE_SCRATCH) {
-			size_t old = n->size;
-			if (size > FS_SCRATCH_FILE_MAX ||
-			    (size > old &&
-			     atomic_load(&fs->scratch_bytes) + (size - old) > FS_SCRATCH_TOTAL_MAX))
-				e = size > FS_SCRATCH_FILE_MAX ? EFBIG : ENOSPC;
-			else {
-				if (size > n->cap) {
-					n->data = xrealloc(n->data, size);
-					n->cap = size;
-				}
-				if (size > old)
-					memset(n->data + old, 0, size - old);
-				atomic_fetch_add(&fs->scratch_bytes, size - old);
-				n->size = size;
-			}
-		} else if (type != NODE_OBJECT)
-			e = S_ISDIR(n->mode) ? EISDIR : EPERM;
-		FS_UNLOCK(fs);
-		bool to_writers = false;
-		if (!e && type == NODE_OBJECT && !(h && h->write)) {
-			/* open(O_TRUNC) truncates without naming its handle:
-			 * it is for the writers that have done nothing yet. */
-			n = fs__relock(fs, ino);
-			for (struct fs__handle *w = n ? n->writers : NULL; w; w = w->wnext)
-				if (w->fresh) {
-					/* Several may have just opened: each keeps
-					 * waiting for its own truncation. */
-					fs__handle_truncate(w, size);
-					w->fresh = true;
-					to_writers = true;
-				}
-			FS_UNLOCK(fs);
-		}
-		if (!e && type == NODE_OBJECT && !to_writers) {
-			if (h && h->write) {
-				if (size > OBJECT_MAX_BYTES)
-					e = EFBIG;
-				else
-					fs__handle_truncate(h, size);
-			} else {
-				/* truncate(2) of an object: commit what is left. */
-				struct error *err = NULL;
-				struct blob *cur = fs__load(fs, ino, &err);
-				if (!cur) {
-					e = fs__errno(err);
-					error_free(err);
-				} else if (size != cur->len) {
-					cleanup_free char *buf = xcalloc(1, size + 1);
-					memcpy(buf, cur->data, size < cur->len ? size : cur->len);
-					e = fs__commit_node(req, fs, ino, buf, size);
-				}
-				blob_unref(cur);
-			}
-		}
+		int e = fs__truncate(req, fs, ino, attr->st_size, h);
 		if (e)
 			return e;
 	}
@@ -575,8 +685,10 @@ static int fs__setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	}
 	/* Modes, owners and times are kept in memory: accepted so that cp -a,
 	 * tar and rsync work, never part of an object. */
-	if (to_set & FUSE_SET_ATTR_MODE)
+	if (to_set & FUSE_SET_ATTR_MODE) {
 		n->mode = (n->mode & S_IFMT) | (attr->st_mode & 07777);
+		fs__clamp_mode(n);
+	}
 	if (to_set & FUSE_SET_ATTR_UID)
 		n->uid = attr->st_uid;
 	if (to_set & FUSE_SET_ATTR_GID)
@@ -640,8 +752,10 @@ static int fs__rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return e;
 	}
 	if (n->type != NODE_NS) {
+		cleanup_free char *path = fs__child_path(dir, name);
 		FS_UNLOCK(fs);
-		return EPERM;
+		return fs__refuse(fs, path, EPERM,
+				  "only a namespace, or one of its kind folders, can be removed");
 	}
 	uint64_t nsroot_ino = dir->ino;
 	FS_UNLOCK(fs);
@@ -671,8 +785,12 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	if (n->type == NODE_ERRORS || logs_node(n) ||
 	    (n->type == NODE_SYMLINK && dir->type == NODE_ROOT && strcmp(name, ".git") == 0)) {
+		bool logs = logs_node(n);
+		cleanup_free char *path = fs__child_path(dir, name);
 		FS_UNLOCK(fs);
-		return EPERM;
+		return fs__refuse(fs, path, EPERM, "%s",
+				  logs ? "container logs are read-only: they go with their pod"
+				       : ".errors and .git cannot be removed");
 	}
 	if (n->type == NODE_SCRATCH || n->type == NODE_SYMLINK) {
 		/* A file an object was renamed to (an editor's backup): when it
@@ -765,7 +883,13 @@ static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 		  : fs__object_kind(dir, name) || logs_node(dir) ? EPERM
 								 : 0;
 	if (err) {
+		bool logs = err == EPERM && logs_node(dir);
+		cleanup_free char *path = err == EPERM ? fs__child_path(dir, name) : NULL;
 		FS_UNLOCK(fs);
+		if (path)
+			fs__refuse(fs, path, err, "%s",
+				   logs ? "container logs are read-only"
+					: "a symbolic link cannot have an object's name");
 		fuse_reply_err(req, err);
 		return;
 	}
@@ -783,9 +907,13 @@ static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	(void)ino;
-	(void)newparent;
-	(void)newname;
-	fuse_reply_err(req, EPERM);
+	struct fs *fs = fs__of(req);
+	FS_LOCK_R(fs);
+	struct node *dir = tree_by_ino(fs->tree, newparent);
+	cleanup_free char *path = dir ? fs__child_path(dir, newname) : xstrdup(newname);
+	FS_UNLOCK(fs);
+	fuse_reply_err(req, fs__refuse(fs, path, EPERM,
+				       "hard links are not supported: copy the file instead"));
 }
 
 /* ---- drop boxes ---- */
@@ -826,30 +954,33 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct fs *fs = fs__of(req);
-	if (flags & RENAME_EXCHANGE)
-		return EINVAL;
 	struct node *dir = fs__relock(fs, parent);
 	struct node *ndir = tree_by_ino(fs->tree, newparent);
 	struct node *n = dir ? tree_child(fs->tree, dir, name) : NULL;
 	struct node *old = ndir ? tree_child(fs->tree, ndir, newname) : NULL;
 	int e = 0;
+	const char *why = NULL; /* a refusal's reason, for .errors */
 	if (!n || !ndir)
 		e = ENOENT;
+	else if (flags & RENAME_EXCHANGE)
+		e = EINVAL, why = "renameat2 with RENAME_EXCHANGE is not supported: files do not "
+				  "trade places here; rename one, then the other";
 	else if (old == n)
 		e = 0;
 	else if (old && (flags & RENAME_NOREPLACE))
 		e = EEXIST;
 	else if (S_ISDIR(n->mode) || (old && S_ISDIR(old->mode)))
-		e = EPERM; /* namespaces and kind folders do not move */
+		e = EPERM, why = "namespaces and kind folders cannot be renamed";
 	else if (logs_node(n) || logs_node(ndir) || (old && logs_node(old)))
-		e = EPERM;
+		e = EPERM, why = "container logs are read-only";
 	else if (n->type == NODE_ERRORS || (old && old->type == NODE_ERRORS) ||
 		 (dir->type == NODE_ROOT && strcmp(name, ".git") == 0) ||
 		 (ndir->type == NODE_ROOT && strcmp(newname, ".git") == 0))
-		e = EPERM;
+		e = EPERM, why = ".errors and .git cannot be renamed or replaced";
 	if (e || old == n) {
+		cleanup_free char *path = why ? fs__child_path(dir, name) : NULL;
 		FS_UNLOCK(fs);
-		return e;
+		return why ? fs__refuse(fs, path, e, "%s", why) : e;
 	}
 	const struct kind_info *to_kind = fs__object_kind(ndir, newname);
 	uint64_t ino = n->ino;
@@ -939,12 +1070,18 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 			tree_unlink(fs->tree, old);
 		}
 		tree_move(fs->tree, n, ndir, newname);
+		mode_t was = n->mode;
+		fs__clamp_mode(n);
+		bool clamped = n->mode != was;
 		FS_UNLOCK(fs);
+		if (clamped) /* the kernel keeps the mode it saw */
+			fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 		return 0;
 	}
 	if (n->type == NODE_SYMLINK) {
+		cleanup_free char *path = fs__child_path(ndir, newname);
 		FS_UNLOCK(fs);
-		return EPERM;
+		return fs__refuse(fs, path, EPERM, "a symbolic link cannot have an object's name");
 	}
 
 	/* A file renamed over an object name (sed -i, rsync, vim's or emacs'
@@ -1025,11 +1162,12 @@ static void fs__handle_free(struct fs__handle *h)
 }
 
 /* The open writers of an object, so that the truncation of open(O_TRUNC)
- * (which the kernel sends without naming the handle) reaches them. Tree
- * lock held for writing. */
-static void fs__writer_add(struct node *n, struct fs__handle *h)
+ * (which the kernel sends without naming the handle, from the opening
+ * thread) reaches the one it is for. Tree lock held for writing. */
+static void fs__writer_add(struct node *n, struct fs__handle *h, fuse_req_t req)
 {
 	h->fresh = true;
+	h->pid = fuse_req_ctx(req)->pid;
 	h->wnext = n->writers;
 	n->writers = h;
 }
@@ -1054,6 +1192,20 @@ static void fs__handle_truncate(struct fs__handle *h, size_t size)
 	h->dirty = true;
 	h->fresh = false;
 	pthread_mutex_unlock(&h->lock);
+}
+
+/* Marks h as refused in part (errno e): whatever it holds is not what its
+ * writer meant. Returns whether this is its first refusal, the one that
+ * .errors records. */
+static bool fs__handle_fail(struct fs__handle *h, int e)
+{
+	pthread_mutex_lock(&h->lock);
+	bool first = !h->failed;
+	if (first)
+		h->failed = e;
+	h->fresh = false;
+	pthread_mutex_unlock(&h->lock);
+	return first;
 }
 
 /* Sets up the handle of an open object: a snapshot to read, or the text
@@ -1107,7 +1259,12 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	if ((type == NODE_ERRORS || type == NODE_SYMLINK || type == NODE_LOGFILE) && writing) {
+		cleanup_free char *path = fs__path(n);
 		FS_UNLOCK(fs);
+		fs__refuse(fs, path, EACCES, "%s",
+			   type == NODE_ERRORS ? ".errors is read-only: it is written by corral-fs"
+			   : type == NODE_LOGFILE ? "container logs are read-only"
+						  : "a symbolic link cannot be opened for writing");
 		fuse_reply_err(req, EACCES);
 		return;
 	}
@@ -1132,7 +1289,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		if (!e && h->write) {
 			n = fs__relock(fs, ino);
 			if (n)
-				fs__writer_add(n, h);
+				fs__writer_add(n, h, req);
 			FS_UNLOCK(fs);
 		}
 		/* No page cache for objects: a writer's bytes (and the size
@@ -1218,7 +1375,7 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 			if (h->write) {
 				struct node *cn = fs__relock(fs, ino);
 				if (cn)
-					fs__writer_add(cn, h);
+					fs__writer_add(cn, h, req);
 				FS_UNLOCK(fs);
 			}
 		}
@@ -1230,7 +1387,12 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	const struct kind_info *k = fs__object_kind(dir, name);
 	if (logs_node(dir) || (!k && (dir->type == NODE_ROOT && (strcmp(name, ".errors") == 0 ||
 								 strcmp(name, ".git") == 0)))) {
+		bool logs = logs_node(dir);
+		cleanup_free char *path = fs__child_path(dir, name);
 		FS_UNLOCK(fs);
+		fs__refuse(fs, path, EPERM, "%s",
+			   logs ? "container logs are read-only"
+				: ".errors and .git cannot be replaced");
 		fuse_reply_err(req, EPERM);
 		return;
 	}
@@ -1241,11 +1403,12 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	n->kind = k;
 	n->pending = k != NULL;
 	n->drop = !k && fs__drop_name(dir, name);
+	fs__clamp_mode(n); /* a drop box file is private from its creation */
 	n->open_count++;
 	fs__entry(n, &e);
 	struct fs__handle *h = fs__handle_new();
 	if (k)
-		fs__writer_add(n, h);
+		fs__writer_add(n, h, req);
 	FS_UNLOCK(fs);
 	h->write = k != NULL;
 	h->dirty = k != NULL; /* creating is writing, even with no bytes */
@@ -1312,9 +1475,21 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		off = (off_t)h->len; /* the kernel's size is the stored one's */
 		pthread_mutex_unlock(&h->lock);
 	}
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
 	size_t end = (size_t)off + size;
 	if (h->write) {
 		if (end > OBJECT_MAX_BYTES) {
+			/* Refused in part: the close that follows fails too. */
+			if (fs__handle_fail(h, EFBIG)) {
+				cleanup_free char *path = fs__ino_path(fs, ino);
+				fs__refuse(
+				    fs, path, EFBIG,
+				    "writing up to byte %zu: over the limit of %d for an object",
+				    end, OBJECT_MAX_BYTES);
+			}
 			fuse_reply_err(req, EFBIG);
 			return;
 		}
@@ -1352,7 +1527,22 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		 atomic_load(&fs->scratch_bytes) + (end - n->size) > FS_SCRATCH_TOTAL_MAX)
 		e = ENOSPC;
 	if (e) {
+		cleanup_free char *path = e != EBADF ? fs__path(n) : NULL;
 		FS_UNLOCK(fs);
+		if (path)
+			h->wrote = true; /* a drop box file refused in part is not kept */
+		if (path && fs__handle_fail(h, e)) {
+			if (e == EFBIG)
+				fs__refuse(fs, path, e,
+					   "writing up to byte %zu: over the limit of %d for a "
+					   "scratch file",
+					   end, FS_SCRATCH_FILE_MAX);
+			else
+				fs__refuse(
+				    fs, path, e,
+				    "the scratch files of the mount would hold more than %d bytes",
+				    FS_SCRATCH_TOTAL_MAX);
+		}
 		fuse_reply_err(req, e);
 		return;
 	}
@@ -1377,10 +1567,60 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	fuse_reply_write(req, size);
 }
 
+/* fallocate(2): nothing here has blocks to reserve, so it is not
+ * supported, as before; but a range beyond the file's size limit is
+ * refused as such (EFBIG), so that no size passes unchecked. */
+static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+			 struct fuse_file_info *fi)
+{
+	(void)mode;
+	(void)fi;
+	struct fs *fs = fs__of(req);
+	if (offset < 0 || length <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	FS_LOCK_R(fs);
+	struct node *n = tree_by_ino(fs->tree, ino);
+	enum node_type type = n ? n->type : NODE_ERRORS;
+	FS_UNLOCK(fs);
+	off_t max = type == NODE_OBJECT	   ? OBJECT_MAX_BYTES
+		    : type == NODE_SCRATCH ? FS_SCRATCH_FILE_MAX
+					   : 0;
+	if (max && (length > max || offset > max - length)) {
+		cleanup_free char *path = fs__ino_path(fs, ino);
+		fuse_reply_err(req,
+			       fs__refuse(fs, path, EFBIG,
+					  "fallocate up to byte %ju: over the limit of %jd for %s",
+					  (uintmax_t)offset + (uintmax_t)length, (intmax_t)max,
+					  type == NODE_OBJECT ? "an object" : "a scratch file"));
+		return;
+	}
+	fuse_reply_err(req, EOPNOTSUPP);
+}
+
 /* Commits a dirty write handle. Returns 0 or an errno. */
 static int fs__commit_handle(fuse_req_t req, struct fs *fs, uint64_t ino, struct fs__handle *h)
 {
 	pthread_mutex_lock(&h->lock);
+	int failed = h->write ? h->failed : 0;
+	if (failed) {
+		/* Refused in part (.errors has said why): nothing of it is
+		 * stored, and every close of it says so. */
+		h->dirty = false;
+		pthread_mutex_unlock(&h->lock);
+		struct fs__target t = {0};
+		FS_LOCK_R(fs);
+		struct node *n = tree_by_ino(fs->tree, ino);
+		bool pending = n && n->pending && n->parent && n->type == NODE_OBJECT;
+		if (pending)
+			fs__target_of(n->parent, n->name, &t);
+		FS_UNLOCK(fs);
+		if (pending)
+			fs__undo_pending(fs, ino, t.key);
+		fs__target_clear(&t);
+		return failed;
+	}
 	if (!h->write || !h->dirty) {
 		pthread_mutex_unlock(&h->lock);
 		return 0;
@@ -1402,7 +1642,7 @@ static int fs__commit_handle(fuse_req_t req, struct fs *fs, uint64_t ino, struct
 /* A drop box file written and closed: kept when at least one document
  * can be filed (corral-ctrl files those and reports the others); refused
  * whole when none can. */
-static int fs__check_drop(struct fs *fs, uint64_t ino)
+static int fs__check_drop(struct fs *fs, uint64_t ino, int failed)
 {
 	FS_LOCK_R(fs);
 	struct node *n = tree_by_ino(fs->tree, ino);
@@ -1415,9 +1655,10 @@ static int fs__check_drop(struct fs *fs, uint64_t ino)
 	cleanup_free char *ns = n->parent->type == NODE_NS ? xstrdup(n->parent->ns) : NULL;
 	cleanup_free char *path = fs__path(n);
 	FS_UNLOCK(fs);
-	if (len == 0)
+	if (len == 0 && !failed)
 		return 0; /* a shell's first close of its redirection */
-	int e = fs__drop_verdict(fs, ns, path, text, len);
+	/* A write refused in part (.errors has said why) leaves half a file. */
+	int e = failed ? failed : fs__drop_verdict(fs, ns, path, text, len);
 	if (!e)
 		return 0;
 	/* A refused drop box file is not kept. */
@@ -1444,7 +1685,10 @@ static int fs__flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
 	if (h->wrote) {
 		h->wrote = false;
-		return fs__check_drop(fs, ino);
+		pthread_mutex_lock(&h->lock);
+		int failed = h->failed;
+		pthread_mutex_unlock(&h->lock);
+		return fs__check_drop(fs, ino, failed);
 	}
 	return fs__commit_handle(req, fs, ino, h);
 }
@@ -1462,7 +1706,7 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
-	bool empty_write = h->write && h->dirty && h->len == 0;
+	bool empty_write = h->write && h->dirty && h->len == 0 && !h->failed;
 	if (h->write) {
 		struct node *wn = fs__relock(fs, ino);
 		if (wn)
@@ -1627,7 +1871,8 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	(void)userdata;
 	/* No atomic O_TRUNC: the kernel would empty the file's size and page
 	 * cache for every reader at open. Without it the truncation comes as
-	 * a setattr on the writer's handle, which only its buffer sees. */
+	 * a setattr from the opening thread (naming no handle), which only
+	 * the buffer that thread has just opened takes. */
 	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	/* Writes go through to us: the kernel must not merge them in a cache
 	 * we then have to reconcile with what was committed. */
@@ -1666,6 +1911,17 @@ static void fs__run(struct fs__job *j)
 	case FS_OP_MKDIR: {
 		struct fuse_entry_param e;
 		int r = namespace_mkdir(j->req, j->ino, j->name, &e);
+		if (r == EPERM) { /* namespace.c's refusal of a folder outside namespaces/ */
+			struct fs *fs = fs__of(j->req);
+			FS_LOCK_R(fs);
+			struct node *dir = tree_by_ino(fs->tree, j->ino);
+			cleanup_free char *path =
+			    dir ? fs__child_path(dir, j->name) : xstrdup(j->name);
+			FS_UNLOCK(fs);
+			fs__refuse(fs, path, r,
+				   "folders are made only in namespaces/ (a namespace) and in a "
+				   "namespace's folder (its kind folders)");
+		}
 		if (r)
 			fuse_reply_err(j->req, r);
 		else
@@ -1763,7 +2019,7 @@ static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 static bool fs__handle_pending(struct fs__handle *h)
 {
 	pthread_mutex_lock(&h->lock);
-	bool pending = h->write && h->dirty && h->len > 0;
+	bool pending = h->write && (h->failed || (h->dirty && h->len > 0));
 	pthread_mutex_unlock(&h->lock);
 	return pending;
 }
@@ -1820,6 +2076,7 @@ static const struct fuse_lowlevel_ops fs__ops = {
     .releasedir = fs_releasedir,
     .statfs = fs_statfs,
     .create = fs_create,
+    .fallocate = fs_fallocate,
 };
 
 const struct fuse_lowlevel_ops *fs_ops(void)

@@ -6,8 +6,10 @@
  * kernel shares one page cache and one i_size among all openers, so a
  * writer's bytes or truncation would reach readers before the write is
  * taken. Without atomic O_TRUNC, open(O_TRUNC)'s truncation arrives as a
- * setattr naming no handle; it is applied to the object's writers that
- * have done nothing yet. Caching entries and attributes is safe
+ * setattr naming no handle, from the opening thread; it is applied to the
+ * writer that thread has just opened (and that has done nothing yet),
+ * never to another's buffer. Every size is checked against its limit
+ * before it is allocated. Caching entries and attributes is safe
  * because every change reaches the store through this mount: the kernel
  * sees each create, unlink and rename itself, and where the stored result
  * differs from what the kernel saw (a write is normalized when it is
