@@ -1043,7 +1043,7 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		 * first, as a close would. */
 		bool drop = fs__drop_name(ndir, newname) && n->type == NODE_SCRATCH;
 		if (drop) {
-			cleanup_free char *text = xstrndup(n->data ? n->data : "", n->size);
+			cleanup_free char *text = xmemdup0(n->data, n->size);
 			size_t len = n->size;
 			cleanup_free char *ns = ndir->type == NODE_NS ? xstrdup(ndir->ns) : NULL;
 			cleanup_free char *path = fs__child_path(ndir, newname);
@@ -1088,15 +1088,14 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	 * save): its bytes are the object's new text, taken whole now. */
 	struct fs__target t = {0};
 	fs__target_of(ndir, newname, &t);
-	cleanup_free char *text =
-	    n->type == NODE_SCRATCH ? xstrndup(n->data ? n->data : "", n->size) : NULL;
+	cleanup_free char *text = n->type == NODE_SCRATCH ? xmemdup0(n->data, n->size) : NULL;
 	size_t len = n->type == NODE_SCRATCH ? n->size : 0;
 	FS_UNLOCK(fs);
 	if (!text) {
 		struct error *err = NULL;
 		struct blob *b = fs__load(fs, ino, &err);
 		error_free(err);
-		text = xstrndup(b ? b->data : "", b ? b->len : 0);
+		text = xmemdup0(b ? b->data : NULL, b ? b->len : 0);
 		len = b ? b->len : 0;
 		blob_unref(b);
 	}
@@ -1632,7 +1631,7 @@ static int fs__commit_handle(fuse_req_t req, struct fs *fs, uint64_t ino, struct
 		pthread_mutex_unlock(&h->lock);
 		return 0;
 	}
-	cleanup_free char *text = xstrndup(h->buf, h->len);
+	cleanup_free char *text = xmemdup0(h->buf, h->len);
 	size_t len = h->len;
 	h->dirty = false;
 	pthread_mutex_unlock(&h->lock);
@@ -1650,7 +1649,7 @@ static int fs__check_drop(struct fs *fs, uint64_t ino, int failed)
 		FS_UNLOCK(fs);
 		return 0;
 	}
-	cleanup_free char *text = xstrndup(n->data ? n->data : "", n->size);
+	cleanup_free char *text = xmemdup0(n->data, n->size);
 	size_t len = n->size;
 	cleanup_free char *ns = n->parent->type == NODE_NS ? xstrdup(n->parent->ns) : NULL;
 	cleanup_free char *path = fs__path(n);

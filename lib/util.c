@@ -55,6 +55,15 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *xmemdup0(const void *p, size_t n)
+{
+	char *q = xmalloc(n + 1);
+	if (n)
+		memcpy(q, p, n);
+	q[n] = '\0';
+	return q;
+}
+
 char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *p = NULL;
