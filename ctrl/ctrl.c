@@ -8,6 +8,7 @@
  * adapt its own constructor and destructor) plus its file; its name then
  * works in --controllers and --help without more. */
 #include "ctrl.h"
+#include "cronjob.h"
 #include "daemonset.h"
 #include "deployment.h"
 #include "dropbox.h"
@@ -169,6 +170,18 @@ static void ctrl__stop_podgc(void *state)
 	podgc_free(state);
 }
 
+static int ctrl__start_cronjob(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = cronjobc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_cronjob(void *state)
+{
+	cronjobc_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -182,6 +195,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "ttl-after-finished", .start = ctrl__start_ttl, .stop = ctrl__stop_ttl},
     {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
+    {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

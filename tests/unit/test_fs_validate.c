@@ -1045,11 +1045,12 @@ static void test_validate__rejects_bad_jobs(void **state)
 	static const struct {
 		const char *schedule, *needle;
 	} cron[] = {
-	    {"* * * *", "Expected exactly 5 fields, found 4"},
+	    {"* * * *", "expected exactly 5 fields, found 4: [* * * *]"},
 	    {"61 * * * *", "end of range (61) above maximum (59)"},
 	    {"0 0 0 * *", "beginning of range (0) below minimum (1)"},
 	    {"*/0 * * * *", "step of range should be a positive number"},
 	    {"0 0 * FOO *", "failed to parse int from FOO"},
+	    {"0 0 * * 8", "end of range (8) above maximum (7): 8 (day of week field)"},
 	    {"TZ=UTC 0 0 * * *", "cannot use TZ or CRON_TZ"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cron); i++) {
@@ -1061,6 +1062,27 @@ static void test_validate__rejects_bad_jobs(void **state)
 			      cron[i].schedule);
 		char *needle = xasprintf("spec.schedule: Invalid value: \"%s\": %s",
 					 cron[i].schedule, cron[i].needle);
+		rejects("cronjobs", y, needle);
+		free(needle);
+		free(y);
+	}
+	static const struct {
+		const char *zone, *needle;
+	} zones[] = {
+	    {"Mars/Olympus", "unknown time zone Mars/Olympus"},
+	    {"Local", "timeZone must be an explicit time zone"},
+	    {"../etc/passwd", "unknown time zone ../etc/passwd"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(zones); i++) {
+		char *y =
+		    xasprintf("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n"
+			      "spec:\n  schedule: '0 * * * *'\n  timeZone: '%s'\n"
+			      "  jobTemplate:\n    spec:\n"
+			      "      template:\n        spec:\n          restartPolicy: Never\n"
+			      "          containers:\n          - name: c\n            image: i\n",
+			      zones[i].zone);
+		char *needle = xasprintf("spec.timeZone: Invalid value: \"%s\": %s", zones[i].zone,
+					 zones[i].needle);
 		rejects("cronjobs", y, needle);
 		free(needle);
 		free(y);
