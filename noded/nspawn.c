@@ -881,6 +881,17 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 		image_clear(&img);
 		return -2;
 	}
+	const struct container_security *sec = &plan.sec;
+	if ((sec->uid >= 0 || sec->gid >= 0 || sec->ngroups) && access(rt->runas_bin, X_OK) < 0) {
+		cleanup_free char *msg = xasprintf(
+		    "runAsUser, runAsGroup and supplementalGroups need %s (it is built with "
+		    "corral-noded): %s",
+		    rt->runas_bin, strerror(errno));
+		nspawn__wait(c, "CreateContainerConfigError", msg);
+		container_plan_clear(&plan);
+		image_clear(&img);
+		return -1;
+	}
 	struct cgroup_limits lim;
 	nspawn__limits(cs, &lim);
 	cleanup_free char *root = xasprintf("%s/root", c->dir);
@@ -1633,9 +1644,6 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	cleanup_free char *shim = nspawn__find_bin(o->bin_dir, "corral-shim", err);
 	if (!shim)
 		return NULL;
-	cleanup_free char *runas = nspawn__find_bin(o->bin_dir, "corral-runas", err);
-	if (!runas)
-		return NULL;
 	struct nspawn *rt = xcalloc(1, sizeof(*rt));
 	rt->base.ops = &nspawn_ops;
 	rt->base.name = "nspawn";
@@ -1650,7 +1658,8 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	rt->logs = xstrdup(o->log_dir);
 	rt->pause_bin = xstrdup(pause);
 	rt->shim_bin = xstrdup(shim);
-	rt->runas_bin = xstrdup(runas);
+	/* looked for when a container needs it (few do) */
+	rt->runas_bin = xasprintf("%s/corral-runas", o->bin_dir);
 	rt->dns_ip = xstrdup(o->dns_ip);
 	rt->domain = xstrdup(o->domain);
 	rt->eviction_bytes = o->eviction_bytes;
