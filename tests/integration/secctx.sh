@@ -90,6 +90,8 @@ if ping -c 1 -W 2 127.0.0.1 >/dev/null 2>&1; then echo raw-socket-ok; else echo 
 if touch /root-write 2>/dev/null; then echo root-writable; else echo root-read-only; fi
 if touch /scratch/x 2>/dev/null; then echo volume-writable; fi'
 done_pod() { log_has "$1" c script-done; }
+# ran_with POD LINE: POD's script has run to its end, and printed LINE
+ran_with() { done_pod "$1" && log_has "$1" c "$2"; }
 
 mkpod plain '{}' '{}' "$PROBE"
 check "a pod without a securityContext runs" wait_for 30 done_pod plain
@@ -99,36 +101,36 @@ check "a raw socket fails" log_has plain c raw-socket-refused
 check "it runs as root, no_new_privs unset, its root writable" sh -c "podlog() { cat '$M/namespaces/sx/logs/plain/c.log'; }; podlog | grep -q '^ids 0 0' && podlog | grep -q '^nnp 0' && podlog | grep -q root-writable"
 
 mkpod netraw '{}' '{capabilities: {add: [NET_RAW]}}' "$PROBE"
-check "capabilities.add [NET_RAW]: the container has it" wait_for 30 log_has netraw c "netraw 1"
+check "capabilities.add [NET_RAW]: the container has it" wait_for 30 ran_with netraw "netraw 1"
 check "and a raw socket works" log_has netraw c raw-socket-ok
 
 mkpod only '{}' '{capabilities: {drop: [ALL], add: [cap_kill, CHOWN]}}' "$PROBE"
-check "drop [ALL], add [cap_kill, CHOWN] (any case, with or without CAP_): exactly those" wait_for 30 log_has only c "capeff 0000000000000021 "
+check "drop [ALL], add [cap_kill, CHOWN] (any case, with or without CAP_): exactly those" wait_for 30 ran_with only "capeff 0000000000000021 "
 
 mkpod dropone '{}' '{capabilities: {add: [ALL], drop: [CAP_NET_RAW]}}' "$PROBE"
 # ALL is every capability the agent itself may hand on (its bounding set)
 BND=$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/self/status)
 WANT=$(printf '%016x' $((0x$BND & ~(1 << 13))))
-check "add [ALL], drop [CAP_NET_RAW]: every capability but NET_RAW ($WANT)" wait_for 30 log_has dropone c "capeff $WANT "
+check "add [ALL], drop [CAP_NET_RAW]: every capability but NET_RAW ($WANT)" wait_for 30 ran_with dropone "capeff $WANT "
 
 mkpod user '{runAsUser: 1000, runAsGroup: 3000, supplementalGroups: [4000, 4001]}' '{}' "$PROBE"
-check "runAsUser 1000, runAsGroup 3000, supplementalGroups of the pod: id shows them" wait_for 30 log_has user c "ids 1000 3000 groups 3000 4000 4001"
+check "runAsUser 1000, runAsGroup 3000, supplementalGroups of the pod: id shows them" wait_for 30 ran_with user "ids 1000 3000 groups 3000 4000 4001"
 check "a non-root user has no effective capabilities" log_has user c "capeff 0000000000000000 "
 check "and cannot open a raw socket" log_has user c raw-socket-refused
 
 mkpod override '{runAsUser: 1000, runAsGroup: 3000}' '{runAsUser: 2000, runAsNonRoot: true}' "$PROBE"
-check "the container's runAsUser overrides the pod's" wait_for 30 log_has override c "ids 2000 3000"
+check "the container's runAsUser overrides the pod's" wait_for 30 ran_with override "ids 2000 3000"
 
 mkpod rootgroup '{}' '{runAsGroup: 5000}' "$PROBE"
-check "runAsGroup alone: root with that group, and its capabilities" wait_for 30 log_has rootgroup c "ids 0 5000"
+check "runAsGroup alone: root with that group, and its capabilities" wait_for 30 ran_with rootgroup "ids 0 5000"
 check "(the default set)" log_has rootgroup c "capeff 00000000a80405fb "
 
 mkpod ro '{}' '{readOnlyRootFilesystem: true}' "$PROBE"
-check "readOnlyRootFilesystem: a write to / fails" wait_for 30 log_has ro c root-read-only
+check "readOnlyRootFilesystem: a write to / fails" wait_for 30 ran_with ro root-read-only
 check "while a volume stays writable" log_has ro c volume-writable
 
 mkpod nnp '{}' '{allowPrivilegeEscalation: false}' "$PROBE"
-check "allowPrivilegeEscalation: false sets no_new_privs" wait_for 30 log_has nnp c "nnp 1"
+check "allowPrivilegeEscalation: false sets no_new_privs" wait_for 30 ran_with nnp "nnp 1"
 
 waiting_has() { grep -q "$2" "$(pod "$1")"; }
 mkpod nonroot '{runAsNonRoot: true}' '{}' "$PROBE"
