@@ -25,7 +25,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 # all but main.o. The programs are one main.c each.
 DAEMONS := fs ctrl sched noded dns
 PROGRAMS := pause shim
-BINS := $(DAEMONS:%=$(B)/corral-%) $(PROGRAMS:%=$(B)/corral-%)
+BINS := $(DAEMONS:%=$(B)/corral-%) $(PROGRAMS:%=$(B)/corral-%) $(B)/corral-runas
 # Every C folder, for `make format` and the format check of `make check`.
 C_DIRS := lib $(DAEMONS) $(PROGRAMS) tests/unit tests/tools tests/fuzz bench
 
@@ -56,6 +56,12 @@ $(foreach d,$(DAEMONS),$(eval $(call daemon_rules,$(d))))
 
 $(PROGRAMS:%=$(B)/corral-%): $(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# corral-runas runs inside containers, over any image's libc or none: it is
+# linked statically, so without the sanitizers (whose runtimes cannot be).
+$(B)/corral-runas: shim/runas.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $<
 
 # lib's unit tests (tests/unit/test_<module>.c) link the library alone.
 $(B)/tests/test_%: tests/unit/test_%.c $(B)/libcorral.a

@@ -3,14 +3,17 @@
  * template of every workload (ReplicationController, ReplicaSet,
  * Deployment, DaemonSet, StatefulSet, Job, CronJob). Not a kind of its own:
  * the Pod kind is in kinds_core.c. */
+#include "capability.h"
 #include "names.h"
 #include "quantity.h"
 #include "util.h"
 #include "validate_impl.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- pod spec: volumes ------------------------------------------------ */
 
@@ -539,6 +542,99 @@ struct containers_ctx {
 	bool init;
 };
 
+/* An id of a securityContext (runAsUser, runAsGroup, fsGroup). */
+static void check_sc_id(struct vctx *c, const struct ynode *sc, const char *key)
+{
+	long long v;
+	if (v_get_int(c, sc, key, OPT, &v))
+		v_check_range(c, key, v, 0, INT32_LIMIT);
+}
+
+/* capabilities.add or .drop: Linux capability names (with or without
+ * CAP_, any case) or ALL; corral-noded could not apply another. *sys_admin:
+ * the list adds CAP_SYS_ADMIN. */
+static void check_cap_list(struct vctx *c, const struct ynode *caps, const char *key,
+			   bool *sys_admin)
+{
+	struct ynode *l = v_check_str_list(c, caps, key, OPT, NULL);
+	size_t mark = v_path_push(c, key);
+	for (size_t i = 0; l && i < l->n; i++) {
+		const char *name = ynode_item(l, i)->str;
+		if (!v_scalar_is_string(ynode_item(l, i)) || strcasecmp(name, "ALL") == 0)
+			continue;
+		char idx[32];
+		snprintf(idx, sizeof(idx), "[%zu]", i);
+		int cap = capability_from_name(name);
+		if (cap < 0)
+			v_err_invalid_str(
+			    c, idx, name,
+			    "must be a Linux capability (NET_RAW or CAP_NET_RAW) or ALL");
+		else if (strcmp(capability_name(cap), "CAP_SYS_ADMIN") == 0)
+			*sys_admin = true;
+	}
+	v_path_pop(c, mark);
+}
+
+/* A container's securityContext, as Kubernetes checks it, and what
+ * corral-noded cannot honour (corral-noded(8), SECURITY CONTEXTS). */
+static void check_container_security(struct vctx *c, const struct ynode *ct)
+{
+	struct ynode *sc = v_get_map(c, ct, "securityContext", OPT);
+	if (!sc)
+		return;
+	size_t mark = v_path_push(c, "securityContext");
+	check_sc_id(c, sc, "runAsUser");
+	check_sc_id(c, sc, "runAsGroup");
+	bool b = false, privileged = false, escalation = true, sys_admin = false;
+	v_get_bool(c, sc, "runAsNonRoot", OPT, &b);
+	v_get_bool(c, sc, "readOnlyRootFilesystem", OPT, &b);
+	v_get_bool(c, sc, "allowPrivilegeEscalation", OPT, &escalation);
+	if (v_get_bool(c, sc, "privileged", OPT, &privileged) && privileged)
+		v_err_forbidden(c, "privileged",
+				"privileged containers are not supported by corral: add the "
+				"capabilities the container needs instead");
+	struct ynode *caps = v_get_map(c, sc, "capabilities", OPT);
+	if (caps) {
+		size_t cm = v_path_push(c, "capabilities");
+		bool dropped = false;
+		check_cap_list(c, caps, "add", &sys_admin);
+		check_cap_list(c, caps, "drop", &dropped);
+		v_path_pop(c, cm);
+	}
+	if (!escalation && sys_admin)
+		v_err_invalid_node(c, NULL, sc,
+				   "cannot set `allowPrivilegeEscalation` to false and "
+				   "`capabilities.Add` CAP_SYS_ADMIN");
+	v_path_pop(c, mark);
+}
+
+/* The pod's securityContext: its ids. */
+static void check_pod_security(struct vctx *c, const struct ynode *spec)
+{
+	struct ynode *sc = v_get_map(c, spec, "securityContext", OPT);
+	if (!sc)
+		return;
+	size_t mark = v_path_push(c, "securityContext");
+	check_sc_id(c, sc, "runAsUser");
+	check_sc_id(c, sc, "runAsGroup");
+	check_sc_id(c, sc, "fsGroup");
+	bool b = false;
+	v_get_bool(c, sc, "runAsNonRoot", OPT, &b);
+	struct ynode *groups = v_get_seq(c, sc, "supplementalGroups", OPT);
+	size_t gm = v_path_push(c, "supplementalGroups");
+	for (size_t i = 0; groups && i < groups->n; i++) {
+		char idx[32];
+		snprintf(idx, sizeof(idx), "[%zu]", i);
+		long long g;
+		if (!v_scalar_int(ynode_item(groups, i), &g))
+			v_err_invalid_node(c, idx, ynode_item(groups, i), "must be an integer");
+		else
+			v_check_range(c, idx, g, 0, INT32_LIMIT);
+	}
+	v_path_pop(c, gm);
+	v_path_pop(c, mark);
+}
+
 static void check_container(struct vctx *c, struct ynode *ct, void *arg)
 {
 	struct containers_ctx *cc = arg;
@@ -575,7 +671,7 @@ static void check_container(struct vctx *c, struct ynode *ct, void *arg)
 	v_get_bool(c, ct, "stdin", OPT, &b);
 	v_get_bool(c, ct, "stdinOnce", OPT, &b);
 	v_get_bool(c, ct, "tty", OPT, &b);
-	v_get_map(c, ct, "securityContext", OPT);
+	check_container_security(c, ct);
 
 	const char *rp = v_get_str(c, ct, "restartPolicy", OPT);
 	bool sidecar = false;
@@ -730,7 +826,7 @@ void v_check_pod_spec(struct vctx *c, const struct ynode *spec, const char *cons
 	v_check_each(c, spec, "tolerations", OPT, check_toleration, NULL);
 	v_check_each(c, spec, "imagePullSecrets", OPT, v_check_name_ref, NULL);
 	v_check_each(c, spec, "hostAliases", OPT, check_host_alias, NULL);
-	v_get_map(c, spec, "securityContext", OPT);
+	check_pod_security(c, spec);
 	v_get_map(c, spec, "affinity", OPT);
 }
 

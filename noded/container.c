@@ -1,10 +1,13 @@
-/* container.c: a container's command, environment and mounts. */
+/* container.c: a container's command, environment, mounts and security
+ * context. */
 #include "container.h"
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 char *container_expand(const char *s, const struct strv *env)
 {
@@ -240,10 +243,149 @@ static int container__mounts(const struct ynode *c, const struct container_env *
 	return 0;
 }
 
+/* capabilities.add or .drop of sc as a mask; *all when it names ALL. */
+static int container__caps(const struct ynode *sc, const char *key, uint64_t *mask, bool *all,
+			   struct error **err)
+{
+	*mask = 0;
+	*all = false;
+	const struct ynode *list = ynode_get(ynode_get(sc, "capabilities"), key);
+	for (size_t i = 0; list && list->type == YNODE_SEQ && i < list->n; i++) {
+		const char *name = ynode_str(ynode_item(list, i));
+		if (name && strcasecmp(name, "ALL") == 0) {
+			*all = true;
+			continue;
+		}
+		int cap = capability_from_name(name);
+		if (cap < 0)
+			return error_set(err, EINVAL,
+					 "securityContext.capabilities.%s[%zu]: unknown capability "
+					 "\"%s\"",
+					 key, i, name ? name : "");
+		*mask |= CAPABILITY_BIT(cap);
+	}
+	return 0;
+}
+
+/* An id of the container's securityContext, else its pod's: -1 unset. */
+static int container__id(const struct ynode *sc, const struct ynode *psc, const char *key,
+			 long long *out, struct error **err)
+{
+	const struct ynode *n = ynode_get(sc, key);
+	if (ynode_is_null(n))
+		n = ynode_get(psc, key);
+	*out = -1;
+	if (ynode_is_null(n))
+		return 0;
+	if (ynode_int(n, out) < 0 || *out < 0 || *out > 2147483647LL)
+		return error_set(err, EINVAL,
+				 "securityContext.%s: must be between 0 and 2147483647, inclusive",
+				 key);
+	return 0;
+}
+
+static bool container__flag(const struct ynode *sc, const struct ynode *psc, const char *key,
+			    bool dflt)
+{
+	bool v = dflt;
+	if (ynode_bool(ynode_get(sc, key), &v) == 0)
+		return v;
+	if (psc && ynode_bool(ynode_get(psc, key), &v) == 0)
+		return v;
+	return dflt;
+}
+
+int container_security(const struct ynode *pod, const struct ynode *c,
+		       struct container_security *out, struct error **err)
+{
+	*out = (struct container_security){.uid = -1, .gid = -1};
+	const struct ynode *sc = ynode_get(c, "securityContext");
+	const struct ynode *psc = ynode_path(pod, "spec.securityContext");
+	if (container__flag(sc, NULL, "privileged", false))
+		return error_set(err, EINVAL,
+				 "securityContext.privileged: privileged containers are not "
+				 "supported by corral-noded; add the capabilities the container "
+				 "needs instead");
+	/* as containerd: ALL first, then each name; a drop wins */
+	uint64_t add, drop;
+	bool add_all, drop_all;
+	if (container__caps(sc, "add", &add, &add_all, err) < 0 ||
+	    container__caps(sc, "drop", &drop, &drop_all, err) < 0)
+		return -1;
+	uint64_t caps = CONTAINER_DEFAULT_CAPS;
+	if (add_all)
+		caps = CAPABILITY_ALL;
+	if (drop_all)
+		caps = 0;
+	out->caps = (caps | add) & ~drop;
+	if (container__id(sc, psc, "runAsUser", &out->uid, err) < 0 ||
+	    container__id(sc, psc, "runAsGroup", &out->gid, err) < 0)
+		return -1;
+	const struct ynode *groups = ynode_get(psc, "supplementalGroups");
+	for (size_t i = 0; groups && groups->type == YNODE_SEQ && i < groups->n; i++) {
+		long long g;
+		if (ynode_int(ynode_item(groups, i), &g) < 0 || g < 0 || g > 2147483647LL) {
+			container_security_clear(out);
+			return error_set(err, EINVAL,
+					 "securityContext.supplementalGroups[%zu]: must be between "
+					 "0 and 2147483647, inclusive",
+					 i);
+		}
+		out->groups = xrealloc(out->groups, (out->ngroups + 1) * sizeof(*out->groups));
+		out->groups[out->ngroups++] = g;
+	}
+	out->read_only_root = container__flag(sc, NULL, "readOnlyRootFilesystem", false);
+	out->no_new_privs = !container__flag(sc, NULL, "allowPrivilegeEscalation", true);
+	if (container__flag(sc, psc, "runAsNonRoot", false) && out->uid <= 0) {
+		/* corral's images carry no user: without runAsUser, root */
+		const char *name = ynode_path_str(c, "name");
+		const char *what = out->uid == 0 ? "container's runAsUser breaks non-root policy"
+						 : "container has runAsNonRoot and image will run "
+						   "as root";
+		error_set(err, EINVAL, "%s (pod: \"%s_%s(%s)\", container: %s)", what,
+			  ynode_path_str(pod, "metadata.name") ?: "",
+			  ynode_path_str(pod, "metadata.namespace") ?: "",
+			  ynode_path_str(pod, "metadata.uid") ?: "", name ? name : "");
+		container_security_clear(out);
+		return -1;
+	}
+	return 0;
+}
+
+void container_security_clear(struct container_security *s)
+{
+	free(s->groups);
+	*s = (struct container_security){.uid = -1, .gid = -1};
+}
+
+long long container_passwd_gid(const char *passwd, long long uid)
+{
+	/* name:password:UID:GID:gecos:home:shell */
+	for (const char *line = passwd; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		const char *f = line;
+		for (int i = 0; i < 2 && f; i++) {
+			f = strpbrk(f, ":\n");
+			f = f && *f == ':' ? f + 1 : NULL;
+		}
+		if (!f)
+			continue;
+		char *end;
+		long long u = strtoll(f, &end, 10);
+		if (end == f || *end != ':' || u != uid)
+			continue;
+		f = end + 1;
+		long long g = strtoll(f, &end, 10);
+		if (end != f && (*end == ':' || *end == '\n' || !*end) && g >= 0)
+			return g;
+	}
+	return 0;
+}
+
 int container_plan(const struct ynode *pod, const struct ynode *c, const struct image *img,
 		   const struct container_env *ce, struct container_plan *out, struct error **err)
 {
-	*out = (struct container_plan){0};
+	*out = (struct container_plan){.sec = {.uid = -1, .gid = -1}};
 	out->reason = "CreateContainerConfigError";
 	for (size_t i = 0; i < img->env.n; i++) {
 		const char *eq = strchr(img->env.v[i], '=');
@@ -261,7 +403,8 @@ int container_plan(const struct ynode *pod, const struct ynode *c, const struct 
 	if (host)
 		strv_setenv(&out->env, "HOSTNAME", host);
 	if (container__env(pod, c, ce, &out->env, err) < 0 ||
-	    container__mounts(c, ce, out, err) < 0)
+	    container__mounts(c, ce, out, err) < 0 ||
+	    container_security(pod, c, &out->sec, err) < 0)
 		goto fail;
 
 	const struct ynode *command = ynode_get(c, "command");
@@ -310,5 +453,6 @@ void container_plan_clear(struct container_plan *p)
 	strv_clear(&p->binds);
 	strv_clear(&p->binds_ro);
 	free(p->working_dir);
-	*p = (struct container_plan){0};
+	container_security_clear(&p->sec);
+	*p = (struct container_plan){.sec = {.uid = -1, .gid = -1}};
 }

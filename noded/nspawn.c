@@ -21,8 +21,15 @@
  * back-off of 10 s doubling to 5 min (the first restart is at once), reset
  * after 10 min of running; exit reasons Completed, Error, OOMKilled (the
  * container's cgroup saw the OOM killer), StartError (no such command);
- * a deleted pod gets SIGTERM, then SIGKILL after its grace period. */
+ * a deleted pod gets SIGTERM, then SIGKILL after its grace period.
+ *
+ * A container's security context (container.h) becomes nspawn's
+ * --capability and --drop-capability (the container keeps exactly its
+ * set), --no-new-privileges and --read-only; a user, group or supplementary
+ * groups make corral-runas, bound read-only into the container's /run, its
+ * first process (see shim/runas.c). */
 #include "backoff.h"
+#include "capability.h"
 #include "cgroup.h"
 #include "container.h"
 #include "exec.h"
@@ -57,6 +64,7 @@
 
 #define NSPAWN_ADOPT_GRACE_MS 15000
 #define NSPAWN_RETRY_MS	      5000
+#define NSPAWN_RUNAS	      "/run/.corral-runas" /* in the container */
 
 struct nspawn;
 struct rpod;
@@ -119,7 +127,8 @@ struct rpod {
 struct nspawn {
 	struct runtime base;
 	struct loop *loop;
-	char *mount, *node, *state, *images, *logs, *pause_bin, *shim_bin, *dns_ip, *domain;
+	char *mount, *node, *state, *images, *logs, *pause_bin, *shim_bin, *runas_bin, *dns_ip,
+	    *domain;
 	char *host_ip;
 	struct net *net;
 	long long eviction_bytes;
@@ -712,6 +721,96 @@ static void nspawn__limits(const struct ynode *spec, struct cgroup_limits *l)
 		l->cpu_request_milli = l->cpu_milli;
 }
 
+/* nspawn's --capability and --drop-capability for a process that keeps
+ * exactly caps (nspawn's own default set is wider: it has CAP_NET_RAW,
+ * CAP_SYS_ADMIN, and CAP_NET_ADMIN with a network namespace). */
+static void nspawn__caps_args(struct strv *argv, uint64_t caps)
+{
+	cleanup_free char *keep = NULL, *drop = NULL;
+	for (int cap = 0; cap <= CAPABILITY_LAST; cap++) {
+		char **list = caps & CAPABILITY_BIT(cap) ? &keep : &drop;
+		char *next =
+		    xasprintf("%s%s%s", *list ? *list : "", *list ? "," : "", capability_name(cap));
+		free(*list);
+		*list = next;
+	}
+	if (keep)
+		strv_addf(argv, "--capability=%s", keep);
+	if (drop)
+		strv_addf(argv, "--drop-capability=%s", drop);
+}
+
+/* The mount points of the binds in a root nspawn mounts read-only: it
+ * cannot make them itself then. A bind of a file gets a file. */
+static void nspawn__mount_points(const char *root, const struct strv *binds)
+{
+	for (size_t i = 0; i < binds->n; i++) {
+		const char *colon = strchr(binds->v[i], ':');
+		if (!colon)
+			continue;
+		cleanup_free char *src = xstrndup(binds->v[i], (size_t)(colon - binds->v[i]));
+		cleanup_free char *dst = xasprintf("%s%s", root, colon + 1);
+		struct stat st;
+		if (lstat(dst, &st) == 0)
+			continue;
+		if (stat(src, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			cleanup_free char *parent = xstrdup(dst);
+			char *slash = strrchr(parent, '/');
+			if (slash)
+				*slash = '\0';
+			util_mkdir_p(parent, 0755);
+			int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd >= 0)
+				close(fd);
+		} else {
+			util_mkdir_p(dst, 0755);
+		}
+	}
+}
+
+/* The security context's part of nspawn's command line; *runas: the
+ * command must start with it (its ids), NULL when nspawn starts the
+ * command itself. */
+static void nspawn__security_args(const struct nspawn *rt, const struct container_plan *plan,
+				  const char *root, struct strv *argv, struct strv *runas)
+{
+	const struct container_security *sec = &plan->sec;
+	bool ids = sec->uid >= 0 || sec->gid >= 0 || sec->ngroups;
+	/* corral-runas needs to change ids and drop capabilities itself */
+	uint64_t helper = CAPABILITY_BIT(6) | CAPABILITY_BIT(7) | CAPABILITY_BIT(8);
+	nspawn__caps_args(argv, ids ? sec->caps | helper : sec->caps);
+	if (sec->no_new_privs)
+		strv_add(argv, "--no-new-privileges=yes");
+	if (sec->read_only_root) {
+		strv_add(argv, "--read-only");
+		nspawn__mount_points(root, &plan->binds);
+		nspawn__mount_points(root, &plan->binds_ro);
+	}
+	if (!ids)
+		return;
+	long long uid = sec->uid >= 0 ? sec->uid : 0;
+	long long gid = sec->gid;
+	if (gid < 0) {
+		cleanup_free char *pwf = xasprintf("%s/etc/passwd", root);
+		cleanup_free char *pw = util_read_file(pwf, NULL);
+		gid = container_passwd_gid(pw, uid);
+	}
+	strv_addf(argv, "--bind-ro=%s:" NSPAWN_RUNAS, rt->runas_bin);
+	strv_add(runas, NSPAWN_RUNAS);
+	strv_addf(runas, "%lld", uid);
+	strv_addf(runas, "%lld", gid);
+	cleanup_free char *groups = NULL;
+	for (size_t i = 0; i < sec->ngroups; i++) {
+		char *next =
+		    xasprintf("%s%s%lld", groups ? groups : "", groups ? "," : "", sec->groups[i]);
+		free(groups);
+		groups = next;
+	}
+	strv_add(runas, groups ? groups : "-");
+	strv_addf(runas, "%llx", (unsigned long long)sec->caps);
+	strv_add(runas, "--");
+}
+
 static void nspawn__wait(struct rctr *c, const char *reason, const char *message)
 {
 	nspawn__set(&c->wait_reason, reason);
@@ -782,6 +881,17 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 		image_clear(&img);
 		return -2;
 	}
+	const struct container_security *sec = &plan.sec;
+	if ((sec->uid >= 0 || sec->gid >= 0 || sec->ngroups) && access(rt->runas_bin, X_OK) < 0) {
+		cleanup_free char *msg = xasprintf(
+		    "runAsUser, runAsGroup and supplementalGroups need %s (it is built with "
+		    "corral-noded): %s",
+		    rt->runas_bin, strerror(errno));
+		nspawn__wait(c, "CreateContainerConfigError", msg);
+		container_plan_clear(&plan);
+		image_clear(&img);
+		return -1;
+	}
 	struct cgroup_limits lim;
 	nspawn__limits(cs, &lim);
 	cleanup_free char *root = xasprintf("%s/root", c->dir);
@@ -837,7 +947,12 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 		strv_addf(&argv, "--bind=%s", plan.binds.v[i]);
 	for (size_t i = 0; i < plan.binds_ro.n; i++)
 		strv_addf(&argv, "--bind-ro=%s", plan.binds_ro.v[i]);
+	struct strv runas = {0};
+	nspawn__security_args(rt, &plan, root, &argv, &runas);
 	strv_add(&argv, "--");
+	for (size_t i = 0; i < runas.n; i++)
+		strv_add(&argv, runas.v[i]);
+	strv_clear(&runas);
 	for (size_t i = 0; i < plan.argv.n; i++)
 		strv_add(&argv, plan.argv.v[i]);
 	container_plan_clear(&plan);
@@ -1496,6 +1611,7 @@ static void nspawn__free(struct runtime *base)
 	free(rt->logs);
 	free(rt->pause_bin);
 	free(rt->shim_bin);
+	free(rt->runas_bin);
 	free(rt->dns_ip);
 	free(rt->domain);
 	free(rt->host_ip);
@@ -1542,6 +1658,8 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	rt->logs = xstrdup(o->log_dir);
 	rt->pause_bin = xstrdup(pause);
 	rt->shim_bin = xstrdup(shim);
+	/* looked for when a container needs it (few do) */
+	rt->runas_bin = xasprintf("%s/corral-runas", o->bin_dir);
 	rt->dns_ip = xstrdup(o->dns_ip);
 	rt->domain = xstrdup(o->domain);
 	rt->eviction_bytes = o->eviction_bytes;

@@ -1,7 +1,7 @@
 /* fuzz_noded.c: corral-noded's parsers of what users write: image
- * references, $(VAR) expansion, and a pod's containers worked out into a
- * command, an environment and mounts (with lookups that find one ConfigMap
- * and one Secret). */
+ * references, $(VAR) expansion, an image's /etc/passwd, and a pod's
+ * containers worked out into a command, an environment, mounts and a
+ * security context (with lookups that find one ConfigMap and one Secret). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strv_setenv(&env, "LONG", "a fairly long value to grow the buffer");
 	free(container_expand(s, &env));
 	strv_clear(&env);
+	(void)container_passwd_gid(s, 1000);
 
 	struct ynode *pod = NULL;
 	if (yaml_parse_one(s, strlen(s), &pod, NULL) == 0) {

@@ -790,6 +790,64 @@ static void test_validate__rejects_bad_container_ports(void **state)
 		"spec.containers[0].ports[0].containerPort: Required value");
 }
 
+static void test_validate__security_context(void **state)
+{
+	(void)state;
+#define SC_POD(sc)                                                                                 \
+	POD_HEAD "spec:\n  containers:\n  - name: a\n    image: b\n    securityContext: " sc "\n"
+	struct ynode *o =
+	    accept("pods", SC_POD("{capabilities: {add: [NET_RAW, cap_kill, ALL], drop: "
+				  "[all, CAP_CHOWN]}, runAsUser: 1000, runAsNonRoot: "
+				  "true, readOnlyRootFilesystem: true, "
+				  "allowPrivilegeEscalation: false, privileged: false}"));
+	ynode_free(o);
+	o = accept("pods", POD_HEAD "spec:\n  securityContext: {runAsUser: 0, runAsGroup: 5, "
+				    "fsGroup: 7, supplementalGroups: [1, 2], runAsNonRoot: false}\n"
+				    "  containers:\n  - name: a\n    image: b\n");
+	ynode_free(o);
+	rejects("pods", SC_POD("{privileged: true}"),
+		"spec.containers[0].securityContext.privileged: Forbidden: privileged containers "
+		"are not supported by corral");
+	rejects("pods", SC_POD("{capabilities: {add: [NET_FOO]}}"),
+		"spec.containers[0].securityContext.capabilities.add[0]: Invalid value: "
+		"\"NET_FOO\": must be a Linux capability");
+	rejects("pods", SC_POD("{capabilities: {drop: [NET_RAW, CAP_]}}"),
+		"spec.containers[0].securityContext.capabilities.drop[1]: Invalid value: \"CAP_\"");
+	rejects("pods", SC_POD("{capabilities: {add: NET_RAW}}"),
+		"spec.containers[0].securityContext.capabilities.add");
+	rejects("pods", SC_POD("{runAsUser: -1}"),
+		"spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between "
+		"0 and 2147483647, inclusive");
+	rejects("pods", SC_POD("{runAsGroup: 2147483648}"),
+		"spec.containers[0].securityContext.runAsGroup: Invalid value: 2147483648");
+	rejects("pods", SC_POD("{readOnlyRootFilesystem: maybe}"),
+		"spec.containers[0].securityContext.readOnlyRootFilesystem");
+	rejects("pods",
+		SC_POD("{allowPrivilegeEscalation: false, capabilities: {add: [SYS_ADMIN]}}"),
+		"spec.containers[0].securityContext: Invalid value: ");
+	rejects("pods",
+		SC_POD("{allowPrivilegeEscalation: false, capabilities: {add: [SYS_ADMIN]}}"),
+		"cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` "
+		"CAP_SYS_ADMIN");
+	rejects("pods",
+		POD_HEAD "spec:\n  securityContext: {supplementalGroups: [1, -2]}\n"
+			 "  containers:\n  - name: a\n    image: b\n",
+		"spec.securityContext.supplementalGroups[1]: Invalid value: -2");
+	rejects("pods",
+		POD_HEAD "spec:\n  securityContext: {runAsUser: x}\n"
+			 "  containers:\n  - name: a\n    image: b\n",
+		"spec.securityContext.runAsUser");
+	/* a workload's template is a pod spec too */
+	rejects("deployments",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: dev}\n"
+		"spec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: "
+		"b}}\n"
+		"    spec:\n      containers:\n      - name: a\n        image: b\n"
+		"        securityContext: {privileged: true}\n",
+		"spec.template.spec.containers[0].securityContext.privileged: Forbidden");
+#undef SC_POD
+}
+
 static void test_validate__rejects_bad_env(void **state)
 {
 	(void)state;
@@ -1807,6 +1865,7 @@ int main(void)
 	    cmocka_unit_test(test_validate__rejects_duplicate_container_name),
 	    cmocka_unit_test(test_validate__rejects_missing_image),
 	    cmocka_unit_test(test_validate__rejects_bad_container_ports),
+	    cmocka_unit_test(test_validate__security_context),
 	    cmocka_unit_test(test_validate__rejects_bad_env),
 	    cmocka_unit_test(test_validate__rejects_bad_resources),
 	    cmocka_unit_test(test_validate__rejects_bad_volumes),

@@ -1,5 +1,5 @@
 /* test_noded_container.c: what a container runs (command, environment,
- * mounts), images as folders, and the volumes made for a pod. */
+ * mounts, security context), images as folders, and the volumes made for a pod. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -254,6 +254,206 @@ static void test_mounts__binds_subpaths_and_errors(void **state)
 	image_clear(&img);
 }
 
+/* The security context of the container given as YAML in a pod whose
+ * spec.securityContext is pod_sc. */
+static int security(const char *pod_sc, const char *c_yaml, struct container_security *out,
+		    struct error **err)
+{
+	cleanup_free char *text =
+	    xasprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: dev, uid: u-1}\n"
+		      "spec: {securityContext: %s, containers: [{name: c, image: busybox}]}\n",
+		      pod_sc);
+	struct ynode *pod = parse(text);
+	struct ynode *c = parse(c_yaml);
+	int r = container_security(pod, c, out, err);
+	ynode_free(pod);
+	ynode_free(c);
+	return r;
+}
+
+#define BIT(n) CAPABILITY_BIT(n)
+
+static void test_security__capabilities(void **state)
+{
+	(void)state;
+	struct container_security s;
+	/* none asked: containerd's default set without NET_RAW (13) */
+	assert_int_equal(security("{}", "{name: c}", &s, NULL), 0);
+	assert_true(s.caps == CONTAINER_DEFAULT_CAPS);
+	assert_false(s.caps & BIT(13));
+	assert_true(s.caps & BIT(0));	/* CHOWN */
+	assert_true(s.caps & BIT(29));	/* AUDIT_WRITE */
+	assert_false(s.caps & BIT(21)); /* SYS_ADMIN: nspawn's default has it */
+	assert_int_equal(s.uid, -1);
+	assert_int_equal(s.gid, -1);
+	assert_int_equal(s.ngroups, 0);
+	assert_false(s.read_only_root);
+	assert_false(s.no_new_privs);
+	container_security_clear(&s);
+	/* add, with or without CAP_, any case */
+	assert_int_equal(
+	    security("{}",
+		     "{name: c, securityContext: {capabilities: {add: [NET_RAW, cap_sys_time]}}}",
+		     &s, NULL),
+	    0);
+	assert_true(s.caps == (CONTAINER_DEFAULT_CAPS | BIT(13) | BIT(25)));
+	container_security_clear(&s);
+	/* drop wins over add; ALL first, then the names (as containerd) */
+	assert_int_equal(security("{}",
+				  "{name: c, securityContext: {capabilities: {add: [KILL, CHOWN], "
+				  "drop: [ALL]}}}",
+				  &s, NULL),
+			 0);
+	assert_true(s.caps == (BIT(5) | BIT(0)));
+	container_security_clear(&s);
+	assert_int_equal(security("{}",
+				  "{name: c, securityContext: {capabilities: {add: [ALL], drop: "
+				  "[NET_RAW, CAP_KILL]}}}",
+				  &s, NULL),
+			 0);
+	assert_true(s.caps == (CAPABILITY_ALL & ~(BIT(13) | BIT(5))));
+	container_security_clear(&s);
+	assert_int_equal(
+	    security("{}",
+		     "{name: c, securityContext: {capabilities: {add: [KILL], drop: [KILL]}}}", &s,
+		     NULL),
+	    0);
+	assert_false(s.caps & BIT(5));
+	container_security_clear(&s);
+	/* an unknown name is an error naming it */
+	struct error *err = NULL;
+	assert_true(security("{}",
+			     "{name: c, securityContext: {capabilities: {drop: [CHOWN, NET_FOO]}}}",
+			     &s, &err) < 0);
+	assert_non_null(strstr(err->msg, "capabilities.drop[1]: unknown capability \"NET_FOO\""));
+	error_free(err);
+}
+
+static void test_security__ids_and_flags(void **state)
+{
+	(void)state;
+	struct container_security s;
+	/* the pod's ids and groups; the container's ids win */
+	assert_int_equal(security("{runAsUser: 1000, runAsGroup: 3000, supplementalGroups: [4, 5]}",
+				  "{name: c}", &s, NULL),
+			 0);
+	assert_int_equal(s.uid, 1000);
+	assert_int_equal(s.gid, 3000);
+	assert_int_equal(s.ngroups, 2);
+	assert_int_equal(s.groups[0], 4);
+	assert_int_equal(s.groups[1], 5);
+	container_security_clear(&s);
+	assert_int_equal(security("{runAsUser: 1000, runAsGroup: 3000}",
+				  "{name: c, securityContext: {runAsUser: 2000}}", &s, NULL),
+			 0);
+	assert_int_equal(s.uid, 2000);
+	assert_int_equal(s.gid, 3000);
+	container_security_clear(&s);
+	/* the container's alone */
+	assert_int_equal(security("{}",
+				  "{name: c, securityContext: {readOnlyRootFilesystem: true, "
+				  "allowPrivilegeEscalation: false, runAsGroup: 0}}",
+				  &s, NULL),
+			 0);
+	assert_true(s.read_only_root);
+	assert_true(s.no_new_privs);
+	assert_int_equal(s.uid, -1);
+	assert_int_equal(s.gid, 0);
+	container_security_clear(&s);
+	/* readOnlyRootFilesystem and the like are not pod fields */
+	assert_int_equal(security("{readOnlyRootFilesystem: true, allowPrivilegeEscalation: false}",
+				  "{name: c}", &s, NULL),
+			 0);
+	assert_false(s.read_only_root);
+	assert_false(s.no_new_privs);
+	container_security_clear(&s);
+	struct error *err = NULL;
+	assert_true(security("{runAsUser: -5}", "{name: c}", &s, &err) < 0);
+	assert_non_null(strstr(err->msg, "runAsUser: must be between 0 and 2147483647"));
+	error_free(err);
+	err = NULL;
+	assert_true(security("{supplementalGroups: [1, x]}", "{name: c}", &s, &err) < 0);
+	assert_non_null(strstr(err->msg, "supplementalGroups[1]"));
+	assert_null(s.groups);
+	error_free(err);
+	err = NULL;
+	assert_true(security("{}", "{name: c, securityContext: {privileged: true}}", &s, &err) < 0);
+	assert_non_null(strstr(err->msg, "privileged containers are not supported"));
+	error_free(err);
+}
+
+static void test_security__run_as_non_root(void **state)
+{
+	(void)state;
+	struct container_security s;
+	struct error *err = NULL;
+	/* the image runs as root (corral's images name no user) */
+	assert_true(security("{runAsNonRoot: true}", "{name: c}", &s, &err) < 0);
+	assert_string_equal(err->msg, "container has runAsNonRoot and image will run as root "
+				      "(pod: \"web_dev(u-1)\", container: c)");
+	error_free(err);
+	err = NULL;
+	assert_true(security("{}", "{name: c, securityContext: {runAsNonRoot: true, runAsUser: 0}}",
+			     &s, &err) < 0);
+	assert_string_equal(err->msg, "container's runAsUser breaks non-root policy "
+				      "(pod: \"web_dev(u-1)\", container: c)");
+	error_free(err);
+	/* a user other than 0, from the pod or the container, passes */
+	assert_int_equal(security("{runAsNonRoot: true, runAsUser: 10}", "{name: c}", &s, NULL), 0);
+	container_security_clear(&s);
+	assert_int_equal(security("{runAsNonRoot: true, runAsUser: 0}",
+				  "{name: c, securityContext: {runAsUser: 7}}", &s, NULL),
+			 0);
+	container_security_clear(&s);
+	/* the container's false overrides the pod's true */
+	assert_int_equal(security("{runAsNonRoot: true}",
+				  "{name: c, securityContext: {runAsNonRoot: false}}", &s, NULL),
+			 0);
+	container_security_clear(&s);
+}
+
+static void test_security__in_the_plan(void **state)
+{
+	(void)state;
+	struct image img;
+	image_with(&img, "/entry", NULL);
+	struct container_plan p;
+	assert_int_equal(plan("{name: c, image: busybox, securityContext: {runAsUser: 5, "
+			      "capabilities: {add: [NET_RAW]}}}",
+			      &img, &p, NULL),
+			 0);
+	assert_int_equal(p.sec.uid, 5);
+	assert_true(p.sec.caps & BIT(13));
+	container_plan_clear(&p);
+	assert_int_equal(p.sec.uid, -1);
+	struct error *err = NULL;
+	assert_int_equal(
+	    plan("{name: c, image: busybox, securityContext: {privileged: true}}", &img, &p, &err),
+	    -1);
+	assert_string_equal(p.reason, "CreateContainerConfigError");
+	error_free(err);
+	image_clear(&img);
+}
+
+static void test_security__passwd_gid(void **state)
+{
+	(void)state;
+	const char *pw = "root:x:0:0:root:/root:/bin/sh\n"
+			 "broken line\n"
+			 "www:x:33:44:www:/var/www:/bin/false\n"
+			 "odd:x:1000x:5:::\n"
+			 "last:x:1001:1002::/:";
+	assert_int_equal(container_passwd_gid(pw, 0), 0);
+	assert_int_equal(container_passwd_gid(pw, 33), 44);
+	assert_int_equal(container_passwd_gid(pw, 1001), 1002);
+	assert_int_equal(container_passwd_gid(pw, 1000), 0); /* not a number: not that user */
+	assert_int_equal(container_passwd_gid(pw, 12345), 0);
+	assert_int_equal(container_passwd_gid(NULL, 33), 0);
+	assert_int_equal(container_passwd_gid("", 33), 0);
+}
+
+#undef BIT
+
 static void test_expand__edge_cases(void **state)
 {
 	(void)state;
@@ -479,6 +679,11 @@ int main(void)
 	    cmocka_unit_test(test_env__sources_and_expansion),
 	    cmocka_unit_test(test_env__missing_objects_and_keys),
 	    cmocka_unit_test(test_mounts__binds_subpaths_and_errors),
+	    cmocka_unit_test(test_security__capabilities),
+	    cmocka_unit_test(test_security__ids_and_flags),
+	    cmocka_unit_test(test_security__run_as_non_root),
+	    cmocka_unit_test(test_security__in_the_plan),
+	    cmocka_unit_test(test_security__passwd_gid),
 	    cmocka_unit_test(test_expand__edge_cases),
 	    cmocka_unit_test(test_image__references_and_config),
 	    cmocka_unit_test(test_volumes__projected_files_and_checks),
