@@ -42,6 +42,10 @@ stop_all() {
 final() {
 	[ -n "${PODNET_TEST_LOGS:-}" ] && mkdir -p "$PODNET_TEST_LOGS" && cp "$T"/*.log "$PODNET_TEST_LOGS"/
 	mountpoint -q "$UP_MOUNT" && "$ROOT/tools/corral" down --mount "$UP_MOUNT" >/dev/null 2>&1
+	# what corral down left of that cluster's (by pid: the mount's path is
+	# this test's own)
+	local p
+	for p in $(pgrep -f "corral-[a-z]* --mount $UP_MOUNT"); do kill "$p"; done
 	stop_all
 	grep " $T/" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m"; done
 	cleanup
@@ -114,6 +118,10 @@ tcp_says() { host_net timeout 3 python3 -c '
 import socket, sys
 s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2)
 sys.exit(0 if s.recv(64).startswith(sys.argv[3].encode()) else 1)' "$1" "$2" "$3"; }
+# http_says URL WORD: a GET from the pod of URL answers WORD
+http_says() { host_net timeout 4 python3 -c '
+import sys, urllib.request
+sys.exit(0 if sys.argv[2].encode() in urllib.request.urlopen(sys.argv[1], timeout=3).read() else 1)' "$1" "$2"; }
 
 # ---- the host's listeners ------------------------------------------------
 python3 -u -c '
@@ -136,17 +144,20 @@ PIDS+=($!)
 check "the host's listeners are up" wait_for 10 grep -q listening "$T/listen.log"
 check "... and answer on the host itself (0.0.0.0:$LPORT)" sh -c "timeout 3 python3 -c 'import socket; s = socket.create_connection((\"127.0.0.1\", $LPORT)); assert s.recv(64).startswith(b\"host-reached\")'"
 # the node's proxy applies the endpoints a moment after they are written
-check "the pod reaches a ClusterIP service ($CIP:80)" wait_for 20 in_pod wget -qO- -T 2 "http://$CIP/"
-check "the pod reaches a NodePort ($HOSTIP:$NP)" wait_for 20 in_pod wget -qO- -T 2 "http://$HOSTIP:$NP/"
+check "the pod reaches a ClusterIP service ($CIP:80)" wait_for 20 http_says "http://$CIP/" web-answers
+check "the pod reaches a NodePort ($HOSTIP:$NP)" wait_for 20 http_says "http://$HOSTIP:$NP/" web-answers
 check "the host reaches the pod ($WEBIP:8080)" sh -c "wget -qO- -T 5 http://$WEBIP:8080/ | grep -q web-answers"
 refute "the pod does not reach a host listener on 0.0.0.0 through its gateway ($GW:$LPORT)" tcp_says "$GW" "$LPORT" host-reached
 refute "... nor one bound to the gateway ($GW:$((LPORT + 1)))" tcp_says "$GW" $((LPORT + 1)) host-reached
 refute "... nor one bound to the host's address ($HOSTIP:$((LPORT + 2)))" tcp_says "$HOSTIP" $((LPORT + 2)) host-reached
 refute "... nor the 0.0.0.0 one through the host's address ($HOSTIP:$LPORT)" tcp_says "$HOSTIP" "$LPORT" host-reached
-refute "... nor corral-dns's health port ($GW:$HPORT)" in_pod timeout 3 wget -qO- -T 2 "http://$GW:$HPORT/healthz"
-check "the pod resolves a service through kube-dns (10.96.0.10, its resolv.conf)" \
-	sh -c "nsenter -t $CPID -m -u -i -n -p -r -w -- nslookup web.podnet.svc.cluster.local | grep -q 'Address.*$CIP'"
-check "... and by the short name" sh -c "nsenter -t $CPID -m -u -i -n -p -r -w -- nslookup web | grep -q 'Address.*$CIP'"
+refute "... nor corral-dns's health port ($GW:$HPORT)" http_says "http://$GW:$HPORT/healthz" ok
+# resolves NAME IP: the pod's own nslookup (its resolv.conf) finds IP
+resolves() { in_pod nslookup "$1" 2>/dev/null | grep -q "Address.*$2"; }
+check "the pod's resolv.conf names the kube-dns service address" in_pod grep -qx 'nameserver 10.96.0.10' /etc/resolv.conf
+check "the pod resolves a service through it" resolves web.podnet.svc.cluster.local "$CIP"
+check "... and by the short name" resolves web "$CIP"
+[ -n "${PODNET_DEBUG:-}" ] && { host_net dig @10.96.0.10 +time=2 +tries=1 web.podnet.svc.cluster.local; host_net dig @$GW -p $DPORT +time=2 +tries=1 web.podnet.svc.cluster.local; nft list ruleset; cat $M/namespaces/kube-system/endpoints/kube-dns.yaml; ss -lnup; tail -20 $T/dns.log; } >"$PODNET_DEBUG" 2>&1
 check "... over TCP as well" sh -c "[ \"\$(nsenter -t $CPID -n -- dig @10.96.0.10 +tcp +time=2 +tries=1 +short web.podnet.svc.cluster.local)\" = '$CIP' ]"
 
 # ---- IPv6 ------------------------------------------------------------------
@@ -156,10 +167,13 @@ check "... IPv6 is disabled in its namespace" sh -c "[ \"\$(nsenter -t $CPID -n 
 check "... and on its veth on the host ($VETH)" sh -c "[ -n '$VETH' ] && [ \"\$(cat /proc/sys/net/ipv6/conf/$VETH/disable_ipv6)\" = 1 ] && [ -z \"\$(ip -6 -o addr show dev $VETH)\" ]"
 
 # ---- corral-dns's addresses ----------------------------------------------
-bound() { ss -Hlnt "sport = :$DPORT" | awk '{print $4}' | sort | tr '\n' ' '; }
-check "corral-dns does not listen on 0.0.0.0 by default" sh -c "[ -n \"\$(ss -Hlnt 'sport = :$DPORT')\" ] && ! ss -Hlnt 'sport = :$DPORT' | grep -q '0.0.0.0:'"
-check "... but on loopback and on the node's gateway ($(bound))" wait_for 10 sh -c "ss -Hlnt 'sport = :$DPORT' | grep -q '127.0.0.1:$DPORT' && ss -Hlnt 'sport = :$DPORT' | grep -q '$GW:$DPORT'"
-check "... and its health port only on loopback" sh -c "ss -Hlnt 'sport = :$HPORT' | grep -q '127.0.0.1:$HPORT' && ! ss -Hlnt 'sport = :$HPORT' | grep -q '0.0.0.0:'"
+# bound PORT: the local addresses listening on TCP port PORT, sorted
+bound() { ss -Hlnt "sport = :$1" | awk '{print $4}' | sort | tr '\n' ' ' | sed 's/ $//'; }
+udp_bound() { ss -Hlnu "sport = :$1" | awk '{print $4}' | sort | tr '\n' ' ' | sed 's/ $//'; }
+check "corral-dns listens on loopback and the node's gateway, not 0.0.0.0 (TCP: $(bound $DPORT))" \
+	wait_for 10 sh -c "[ \"\$(ss -Hlnt 'sport = :$DPORT' | awk '{print \$4}' | sort | tr '\n' ' ')\" = '$GW:$DPORT 127.0.0.1:$DPORT ' ]"
+check "... UDP the same ($(udp_bound $DPORT))" [ "$(udp_bound $DPORT)" = "$GW:$DPORT 127.0.0.1:$DPORT" ]
+check "... and its health and metrics ports only on loopback" [ "$(bound $HPORT) $(bound $MPORT)" = "127.0.0.1:$HPORT 127.0.0.1:$MPORT" ]
 
 # ---- teardown of the node --------------------------------------------------
 BRIDGE=$(ip -o addr show to "$GW" | awk '{print $2}')
