@@ -28,6 +28,7 @@
 #include "zone.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
@@ -35,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,20 +183,35 @@ static char *listen_addresses(const char *list, bool *gateways)
 	return out;
 }
 
+/* The registrar's end of the pipe from its parent: end of file, the parent
+ * has gone or stops it. (Not PR_SET_PDEATHSIG: a parent that is no longer
+ * root may not signal a root child, even as it dies.) */
+static void registrar_on_parent(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)events;
+	(void)data;
+	char c;
+	if (read(fd, &c, 1) <= 0 && errno != EAGAIN && errno != EINTR) {
+		log_info("corral-dns stopped: stopping");
+		loop_stop(loop);
+	}
+}
+
 /* The registrar's life: kube-dns's Service and Endpoints kept, as root,
- * until its parent stops it or dies. Returns the exit status. */
-static int registrar_run(const struct dns_config *cfg, pid_t parent)
+ * until its parent closes the pipe (parent: the read end) or it is
+ * signalled. Returns the exit status. */
+static int registrar_run(const struct dns_config *cfg, int parent)
 {
 	log_set_ident("corral-dns-registrar");
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-		return 1;
 	struct error *err = NULL;
 	struct dns_ctx ctx = {0};
 	struct loop *loop = NULL;
 	struct watch *watch = NULL;
 	int ret = 1;
 	if (!(ctx.zone = zone_new(cfg->domain, (uint32_t)cfg->ttl, cfg->cluster_ip, &err)) ||
-	    !(loop = loop_new(&err)) || loop_on_signal(loop, SIGTERM, on_signal, NULL, &err) < 0 ||
+	    !(loop = loop_new(&err)) ||
+	    loop_add_fd(loop, parent, LOOP_READ, registrar_on_parent, NULL, &err) < 0 ||
+	    loop_on_signal(loop, SIGTERM, on_signal, NULL, &err) < 0 ||
 	    loop_on_signal(loop, SIGINT, on_signal, NULL, &err) < 0)
 		goto done;
 	struct watch_config wcfg = {
@@ -221,26 +236,39 @@ done:
 	return ret;
 }
 
-/* Starts the registrar: -1 on failure, its pid otherwise. */
-static pid_t registrar_start(const struct dns_config *cfg, struct error **err)
+/* Starts the registrar: -1 on failure, its pid otherwise, with *pipe_fd
+ * the write end of the pipe that keeps it running. */
+static pid_t registrar_start(const struct dns_config *cfg, int *pipe_fd, struct error **err)
 {
-	pid_t parent = getpid();
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return error_set(err, errno, "pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid_t pid = fork();
-	if (pid < 0)
-		return error_set(err, errno, "fork: %s", strerror(errno));
-	if (pid == 0)
-		_exit(registrar_run(cfg, parent));
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return error_set(err, e, "fork: %s", strerror(e));
+	}
+	if (pid == 0) {
+		close(p[1]);
+		_exit(registrar_run(cfg, p[0]));
+	}
+	close(p[0]);
+	*pipe_fd = p[1];
 	log_info("kube-dns registrar: pid %d, as root (writes kube-dns's Service and Endpoints)",
 		 (int)pid);
 	return pid;
 }
 
-static void registrar_stop(pid_t pid)
+/* Closes the pipe (a parent that is no longer root may not signal it) and
+ * waits for the registrar to end. */
+static void registrar_stop(pid_t pid, int pipe_fd)
 {
 	if (pid <= 0)
 		return;
-	kill(pid, SIGTERM);
+	close(pipe_fd);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 }
@@ -377,6 +405,7 @@ int main(int argc, char **argv)
 	struct watch *watch = NULL;
 	struct informer *nodes = NULL;
 	pid_t registrar = -1;
+	int registrar_pipe = -1;
 	bool gateways = false;
 	cleanup_free char *nsdir = NULL, *addrs = NULL, *http_addr = NULL;
 	if (config_load(config_path, "dns", keys, &err) < 0)
@@ -404,7 +433,7 @@ int main(int argc, char **argv)
 	/* The health and metrics servers: on the first address, or loopback. */
 	http_addr = *addrs ? xstrndup(addrs, strcspn(addrs, ",")) : xstrdup("127.0.0.1");
 	bool registrar_needed = *cfg.user && cfg.register_service;
-	if (registrar_needed && (registrar = registrar_start(&cfg, &err)) < 0)
+	if (registrar_needed && (registrar = registrar_start(&cfg, &registrar_pipe, &err)) < 0)
 		goto out;
 	if (!(loop = loop_new(&err)))
 		goto out;
@@ -465,7 +494,7 @@ out:
 	http_free(health);
 	server_free(server);
 	loop_free(loop);
-	registrar_stop(registrar);
+	registrar_stop(registrar, registrar_pipe);
 	zone_free(ctx.zone);
 out_config:
 	if (err) {

@@ -155,10 +155,10 @@ refute "... nor corral-dns's health port ($GW:$HPORT)" http_says "http://$GW:$HP
 # resolves NAME IP: the pod's own nslookup (its resolv.conf) finds IP
 resolves() { in_pod nslookup "$1" 2>/dev/null | grep -q "Address.*$2"; }
 check "the pod's resolv.conf names the kube-dns service address" in_pod grep -qx 'nameserver 10.96.0.10' /etc/resolv.conf
-check "the pod resolves a service through it" resolves web.podnet.svc.cluster.local "$CIP"
-check "... and by the short name" resolves web "$CIP"
-[ -n "${PODNET_DEBUG:-}" ] && { host_net dig @10.96.0.10 +time=2 +tries=1 web.podnet.svc.cluster.local; host_net dig @$GW -p $DPORT +time=2 +tries=1 web.podnet.svc.cluster.local; nft list ruleset; cat $M/namespaces/kube-system/endpoints/kube-dns.yaml; ss -lnup; tail -20 $T/dns.log; } >"$PODNET_DEBUG" 2>&1
-check "... over TCP as well" sh -c "[ \"\$(nsenter -t $CPID -n -- dig @10.96.0.10 +tcp +time=2 +tries=1 +short web.podnet.svc.cluster.local)\" = '$CIP' ]"
+# (kube-dns's endpoints reach the node's proxy a moment after the node's podCIDR)
+check "the pod resolves a service through it" wait_for 10 resolves web.podnet.svc.cluster.local "$CIP"
+check "... and by the short name" wait_for 10 resolves web "$CIP"
+check "... over TCP as well" wait_for 10 sh -c "[ \"\$(nsenter -t $CPID -n -- dig @10.96.0.10 +tcp +time=2 +tries=1 +short web.podnet.svc.cluster.local)\" = '$CIP' ]"
 
 # ---- IPv6 ------------------------------------------------------------------
 VETH=$(ip -o link show master "$(ip -o addr show to "$GW" | awk '{print $2}')" | awk -F': ' '{print $2}' | sed 's/@.*//' | head -1)
