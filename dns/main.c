@@ -3,12 +3,22 @@
  *   corral-dns [--mount DIR] [--config FILE] [--port N] [--upstream LIST] ...
  *
  * Reads top to bottom: options (flags over the [dns] section of the config
- * file), the zone, the loop and its signals, the sockets (DNS, health,
- * metrics), privileges dropped if asked, the informers (which register
- * kube-dns and fill the zone), the loop until SIGTERM, then undo in reverse
- * order. */
+ * file), the zone, the kube-dns registrar (a child that stays root, when
+ * privileges are to be dropped), the loop and its signals, the sockets
+ * (DNS, health, metrics), privileges dropped if asked, the informers
+ * (which fill the zone, register kube-dns unless the registrar does, and
+ * add each node's gateway to the DNS sockets), the loop until SIGTERM,
+ * then undo in reverse order.
+ *
+ * The part that answers the network never needs root after binding; the
+ * mount's folders are root's (0755), so writing kube-dns's Service and
+ * Endpoints does, and only the registrar does it: it has no socket, reads
+ * nodes and writes those two objects (kubedns.c), and dies with its
+ * parent. */
 #include "config.h"
 #include "http.h"
+#include "informer.h"
+#include "kubedns.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -18,6 +28,7 @@
 #include "zone.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
@@ -26,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CORRAL_VERSION "0.1.0"
@@ -52,7 +64,12 @@ struct dns_config {
 struct dns_ctx {
 	struct metrics metrics;
 	struct zone *zone;
+	struct server *server;
+	int port;
 };
+
+/* The word of --listen that stands for every node's gateway. */
+#define LISTEN_GATEWAYS "gateways"
 
 static void usage(const char *prog)
 {
@@ -63,7 +80,8 @@ static void usage(const char *prog)
 	    "(default /cluster): <svc>.<ns>.svc.cluster.local and the rest of kube-dns's names.\n"
 	    "  --mount DIR               the cluster's mount (default /cluster)\n"
 	    "  --config FILE             the [dns] section (default /etc/corral/corral.conf)\n"
-	    "  --listen ADDR             address of every socket (default 0.0.0.0)\n"
+	    "  --listen LIST             addresses, comma-separated; \"gateways\": every\n"
+	    "                            node's (default 127.0.0.1,gateways)\n"
 	    "  --port N                  DNS over UDP and TCP (default 10053)\n"
 	    "  --health-port N           GET /healthz (default 8081)\n"
 	    "  --metrics-port N          GET /metrics, Prometheus (default 10055)\n"
@@ -122,13 +140,149 @@ static int drop_privileges(const char *user, struct error **err)
 	return 0;
 }
 
+/* A node's podCIDR came or changed: corral-dns listens on its gateway, the
+ * address kube-dns's Endpoints give for it. A gateway whose node goes
+ * stays bound until corral-dns stops. */
+static void on_node(void *data, const char *key, const struct ynode *obj)
+{
+	struct dns_ctx *ctx = data;
+	const char *cidr = ynode_path_str(obj, "spec.podCIDR");
+	char gw[16];
+	if (!cidr || kubedns_gateway(cidr, gw) < 0)
+		return;
+	cleanup_error struct error *err = NULL;
+	int r = server_listen(ctx->server, gw, &err);
+	if (r < 0)
+		log_warn("node %s's gateway: %s", key, err->msg);
+	else if (r > 0)
+		log_info("listening on %s port %d too (node %s's gateway)", gw, ctx->port, key);
+}
+
+static void on_node_update(void *data, const char *key, const struct ynode *old,
+			   const struct ynode *obj)
+{
+	(void)old;
+	on_node(data, key, obj);
+}
+
+/* "127.0.0.1,gateways" -> "127.0.0.1" and gateways true. */
+static char *listen_addresses(const char *list, bool *gateways)
+{
+	cleanup_free char *copy = xstrdup(list);
+	char *out = xstrdup("");
+	*gateways = false;
+	for (char *save, *a = strtok_r(copy, ", ", &save); a; a = strtok_r(NULL, ", ", &save)) {
+		if (strcmp(a, LISTEN_GATEWAYS) == 0) {
+			*gateways = true;
+			continue;
+		}
+		char *next = xasprintf("%s%s%s", out, *out ? "," : "", a);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+/* The registrar's end of the pipe from its parent: end of file, the parent
+ * has gone or stops it. (Not PR_SET_PDEATHSIG: a parent that is no longer
+ * root may not signal a root child, even as it dies.) */
+static void registrar_on_parent(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)events;
+	(void)data;
+	char c;
+	if (read(fd, &c, 1) <= 0 && errno != EAGAIN && errno != EINTR) {
+		log_info("corral-dns stopped: stopping");
+		loop_stop(loop);
+	}
+}
+
+/* The registrar's life: kube-dns's Service and Endpoints kept, as root,
+ * until its parent closes the pipe (parent: the read end) or it is
+ * signalled. Returns the exit status. */
+static int registrar_run(const struct dns_config *cfg, int parent)
+{
+	log_set_ident("corral-dns-registrar");
+	struct error *err = NULL;
+	struct dns_ctx ctx = {0};
+	struct loop *loop = NULL;
+	struct watch *watch = NULL;
+	int ret = 1;
+	if (!(ctx.zone = zone_new(cfg->domain, (uint32_t)cfg->ttl, cfg->cluster_ip, &err)) ||
+	    !(loop = loop_new(&err)) ||
+	    loop_add_fd(loop, parent, LOOP_READ, registrar_on_parent, NULL, &err) < 0 ||
+	    loop_on_signal(loop, SIGTERM, on_signal, NULL, &err) < 0 ||
+	    loop_on_signal(loop, SIGINT, on_signal, NULL, &err) < 0)
+		goto done;
+	struct watch_config wcfg = {
+	    .mount = cfg->mount,
+	    .resync_ms = cfg->resync_ms,
+	    .register_service = true,
+	    .cluster_ip = cfg->cluster_ip,
+	    .port = cfg->port,
+	};
+	watch = watch_new(loop, &wcfg, ctx.zone, &ctx.metrics);
+	if (watch_start(watch, &err) < 0 || loop_run(loop, &err) < 0)
+		goto done;
+	ret = 0;
+done:
+	watch_free(watch);
+	loop_free(loop);
+	zone_free(ctx.zone);
+	if (err) {
+		log_error("%s", err->msg);
+		error_free(err);
+	}
+	return ret;
+}
+
+/* Starts the registrar: -1 on failure, its pid otherwise, with *pipe_fd
+ * the write end of the pipe that keeps it running. */
+static pid_t registrar_start(const struct dns_config *cfg, int *pipe_fd, struct error **err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return error_set(err, errno, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return error_set(err, e, "fork: %s", strerror(e));
+	}
+	if (pid == 0) {
+		close(p[1]);
+		_exit(registrar_run(cfg, p[0]));
+	}
+	close(p[0]);
+	*pipe_fd = p[1];
+	log_info("kube-dns registrar: pid %d, as root (writes kube-dns's Service and Endpoints)",
+		 (int)pid);
+	return pid;
+}
+
+/* Closes the pipe (a parent that is no longer root may not signal it) and
+ * waits for the registrar to end. */
+static void registrar_stop(pid_t pid, int pipe_fd)
+{
+	if (pid <= 0)
+		return;
+	close(pipe_fd);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 int main(int argc, char **argv)
 {
 	struct dns_config cfg = {0};
 	const struct config_key keys[] = {
 	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg.mount, .def = "/cluster"},
 	    {.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg.log_level, .def = "info"},
-	    {.name = "listen", .type = CONFIG_STRING, .ptr = &cfg.listen, .def = "0.0.0.0"},
+	    {.name = "listen",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.listen,
+	     .def = "127.0.0.1," LISTEN_GATEWAYS},
 	    {.name = "port",
 	     .type = CONFIG_INT,
 	     .ptr = &cfg.port,
@@ -249,7 +403,11 @@ int main(int argc, char **argv)
 	struct server *server = NULL;
 	struct http_server *health = NULL, *metrics = NULL;
 	struct watch *watch = NULL;
-	cleanup_free char *nsdir = NULL;
+	struct informer *nodes = NULL;
+	pid_t registrar = -1;
+	int registrar_pipe = -1;
+	bool gateways = false;
+	cleanup_free char *nsdir = NULL, *addrs = NULL, *http_addr = NULL;
 	if (config_load(config_path, "dns", keys, &err) < 0)
 		goto out_config;
 	if (config_flags_apply(&flags, keys, &err) < 0)
@@ -271,6 +429,12 @@ int main(int argc, char **argv)
 		error_set(&err, ENOENT, "no cluster is mounted at %s (no %s)", cfg.mount, nsdir);
 		goto out;
 	}
+	addrs = listen_addresses(cfg.listen, &gateways);
+	/* The health and metrics servers: on the first address, or loopback. */
+	http_addr = *addrs ? xstrndup(addrs, strcspn(addrs, ",")) : xstrdup("127.0.0.1");
+	bool registrar_needed = *cfg.user && cfg.register_service;
+	if (registrar_needed && (registrar = registrar_start(&cfg, &registrar_pipe, &err)) < 0)
+		goto out;
 	if (!(loop = loop_new(&err)))
 		goto out;
 	if (loop_on_signal(loop, SIGTERM, on_signal, NULL, &err) < 0 ||
@@ -278,7 +442,7 @@ int main(int argc, char **argv)
 		goto out;
 	signal(SIGPIPE, SIG_IGN);
 	struct server_config scfg = {
-	    .listen = cfg.listen,
+	    .listen = addrs,
 	    .port = cfg.port,
 	    .tcp_idle_ms = cfg.tcp_idle_ms,
 	    .tcp_max = cfg.tcp_max,
@@ -287,25 +451,35 @@ int main(int argc, char **argv)
 	};
 	if (!(server = server_new(loop, &scfg, ctx.zone, &ctx.metrics, &err)))
 		goto out;
+	ctx.server = server;
+	ctx.port = cfg.port;
 	/* Both paths on both ports; one server when the ports are the same. */
 	if (cfg.health_port &&
-	    !(health = http_new(loop, cfg.listen, cfg.health_port, on_http, &ctx, &err)))
+	    !(health = http_new(loop, http_addr, cfg.health_port, on_http, &ctx, &err)))
 		goto out;
 	if (cfg.metrics_port && cfg.metrics_port != cfg.health_port &&
-	    !(metrics = http_new(loop, cfg.listen, cfg.metrics_port, on_http, &ctx, &err)))
+	    !(metrics = http_new(loop, http_addr, cfg.metrics_port, on_http, &ctx, &err)))
 		goto out;
 	if (*cfg.user && drop_privileges(cfg.user, &err) < 0)
 		goto out;
 	struct watch_config wcfg = {
 	    .mount = cfg.mount,
 	    .resync_ms = cfg.resync_ms,
-	    .register_service = cfg.register_service,
+	    .register_service = cfg.register_service && !registrar_needed,
 	    .cluster_ip = cfg.cluster_ip,
 	    .port = cfg.port,
 	};
 	watch = watch_new(loop, &wcfg, ctx.zone, &ctx.metrics);
 	if (watch_start(watch, &err) < 0)
 		goto out;
+	if (gateways) {
+		nodes = informer_new(loop, cfg.mount, "nodes", false);
+		static const struct informer_handlers nh = {.on_add = on_node,
+							    .on_update = on_node_update};
+		informer_add_handlers(nodes, &nh, &ctx);
+		if (informer_start(nodes, &err) < 0)
+			goto out;
+	}
 	log_info("corral-dns %s on %s: %s port %d for %s, %zu services%s%s", CORRAL_VERSION,
 		 cfg.mount, cfg.listen, cfg.port, cfg.domain, zone_service_count(ctx.zone),
 		 *cfg.upstream ? ", forwarding to " : "", cfg.upstream);
@@ -314,11 +488,13 @@ int main(int argc, char **argv)
 	ret = 0;
 
 out:
+	informer_free(nodes);
 	watch_free(watch);
 	http_free(metrics);
 	http_free(health);
 	server_free(server);
 	loop_free(loop);
+	registrar_stop(registrar, registrar_pipe);
 	zone_free(ctx.zone);
 out_config:
 	if (err) {

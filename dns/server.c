@@ -34,6 +34,12 @@ struct server__conn {
 	bool want_write;
 };
 
+/* One address's sockets. */
+struct server__listener {
+	char addr[INET6_ADDRSTRLEN];
+	int udp, tcp;
+};
+
 union server__cmsg {
 	char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
 	struct cmsghdr align;
@@ -45,7 +51,8 @@ struct server {
 	struct metrics *metrics;
 	struct forwarder *fwd;
 	const struct server_config *cfg;
-	int udp, tcp;
+	struct server__listener *ls; /* every address's sockets, never closed before the end */
+	size_t nls;
 	struct server__conn **conns; /* tcp_max slots */
 	uint64_t generation;
 	/* UDP batches */
@@ -317,7 +324,9 @@ static void server__on_udp(struct loop *loop, int fd, unsigned events, void *dat
 				continue;
 			}
 			if (a == ANSWER_FORWARD) {
-				struct forward_client fc = {.tcp = false, .start_ns = start};
+				/* conn: the socket the answer leaves from */
+				struct forward_client fc = {
+				    .tcp = false, .conn = (uint64_t)fd, .start_ns = start};
 				fc.has_local = server__local_addr(h, &fc.local);
 				memcpy(&fc.addr, &s->addrs[i], h->msg_namelen);
 				fc.addrlen = h->msg_namelen;
@@ -397,7 +406,7 @@ static void server__on_forwarded(void *data, const struct forward_client *fc, co
 		union server__cmsg cm;
 		if (fc->has_local)
 			server__reply_from(&m, &cm, fc->local);
-		sendmsg(s->udp, &m, MSG_DONTWAIT);
+		sendmsg((int)fc->conn, &m, MSG_DONTWAIT);
 		return;
 	}
 	struct server__conn *c = s->conns[fc->conn & 0xffff];
@@ -410,13 +419,14 @@ static void server__on_forwarded(void *data, const struct forward_client *fc, co
 
 /* ---- set-up ----------------------------------------------------------- */
 
-static int server__socket(const struct server_config *cfg, int type, struct error **err)
+/* IP_FREEBIND: an address of a bridge that is not up yet (a node's gateway
+ * before its agent makes the bridge) binds now and receives once it is. */
+static int server__socket(const char *addr, int port, int type, struct error **err)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	char spec[160];
-	snprintf(spec, sizeof(spec), strchr(cfg->listen, ':') ? "[%s]:%d" : "%s:%d", cfg->listen,
-		 cfg->port);
+	snprintf(spec, sizeof(spec), strchr(addr, ':') ? "[%s]:%d" : "%s:%d", addr, port);
 	if (forward_parse_addr(spec, &ss, &len, err) < 0) {
 		error_prefix(err, "listen");
 		return -1;
@@ -426,6 +436,10 @@ static int server__socket(const struct server_config *cfg, int type, struct erro
 		return error_set(err, errno, "socket: %s", strerror(errno));
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET)
+		setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	else
+		setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
 	    (type == SOCK_STREAM && listen(fd, 128) < 0)) {
 		int e = errno;
@@ -443,25 +457,63 @@ static int server__socket(const struct server_config *cfg, int type, struct erro
 	return fd;
 }
 
+static void server__close(struct server *s, int fd)
+{
+	if (fd < 0)
+		return;
+	loop_del_fd(s->loop, fd);
+	close(fd);
+}
+
+int server_listen(struct server *s, const char *addr, struct error **err)
+{
+	for (size_t i = 0; i < s->nls; i++)
+		if (strcmp(s->ls[i].addr, addr) == 0)
+			return 0;
+	if (strlen(addr) >= sizeof(s->ls->addr))
+		return error_set(err, EINVAL, "listen: \"%s\" is not an address", addr);
+	int udp = server__socket(addr, s->cfg->port, SOCK_DGRAM, err);
+	if (udp < 0)
+		return -1;
+	int tcp = server__socket(addr, s->cfg->port, SOCK_STREAM, err);
+	if (tcp < 0) {
+		close(udp);
+		return -1;
+	}
+	if (loop_add_fd(s->loop, udp, LOOP_READ, server__on_udp, s, err) < 0) {
+		close(udp);
+		close(tcp);
+		return -1;
+	}
+	if (loop_add_fd(s->loop, tcp, LOOP_READ, server__on_accept, s, err) < 0) {
+		server__close(s, udp);
+		close(tcp);
+		return -1;
+	}
+	s->ls = xrealloc(s->ls, (s->nls + 1) * sizeof(*s->ls));
+	struct server__listener *l = &s->ls[s->nls++];
+	snprintf(l->addr, sizeof(l->addr), "%s", addr);
+	l->udp = udp;
+	l->tcp = tcp;
+	return 1;
+}
+
 struct server *server_new(struct loop *loop, const struct server_config *cfg,
 			  const struct zone *zone, struct metrics *metrics, struct error **err)
 {
+	cleanup_free char *list = xstrdup(cfg->listen ? cfg->listen : "");
 	struct server *s = xcalloc(1, sizeof(*s));
 	s->loop = loop;
 	s->zone = zone;
 	s->metrics = metrics;
 	s->cfg = cfg;
-	s->udp = s->tcp = -1;
 	s->conns = xcalloc((size_t)cfg->tcp_max, sizeof(*s->conns));
 	if (!(s->fwd = forwarder_new(loop, cfg->upstreams, cfg->forward_timeout_ms,
 				     server__on_forwarded, s, err)))
 		goto fail;
-	if ((s->udp = server__socket(cfg, SOCK_DGRAM, err)) < 0 ||
-	    (s->tcp = server__socket(cfg, SOCK_STREAM, err)) < 0)
-		goto fail;
-	if (loop_add_fd(loop, s->udp, LOOP_READ, server__on_udp, s, err) < 0 ||
-	    loop_add_fd(loop, s->tcp, LOOP_READ, server__on_accept, s, err) < 0)
-		goto fail;
+	for (char *save, *a = strtok_r(list, ", ", &save); a; a = strtok_r(NULL, ", ", &save))
+		if (server_listen(s, a, err) < 0)
+			goto fail;
 	return s;
 fail:
 	server_free(s);
@@ -477,13 +529,10 @@ void server_free(struct server *s)
 			server__conn_close(s->conns[i]);
 	free(s->conns);
 	forwarder_free(s->fwd);
-	if (s->udp >= 0) {
-		loop_del_fd(s->loop, s->udp);
-		close(s->udp);
+	for (size_t i = 0; i < s->nls; i++) {
+		server__close(s, s->ls[i].udp);
+		server__close(s, s->ls[i].tcp);
 	}
-	if (s->tcp >= 0) {
-		loop_del_fd(s->loop, s->tcp);
-		close(s->tcp);
-	}
+	free(s->ls);
 	free(s);
 }

@@ -1,4 +1,5 @@
-/* server.h: corral-dns's DNS sockets: UDP and TCP on one address and port.
+/* server.h: corral-dns's DNS sockets: UDP and TCP on each of its
+ * addresses, all on one port; addresses may be added while it runs.
  *
  * UDP queries are read and answered in batches (recvmmsg, sendmmsg): one
  * wake-up serves many queries. TCP follows RFC 7766: length-prefixed
@@ -20,7 +21,7 @@
 struct server;
 
 struct server_config {
-	const char *listen; /* IPv4 or IPv6 address */
+	const char *listen; /* IPv4 or IPv6 addresses, comma-separated (may be empty) */
 	int port;
 	uint64_t tcp_idle_ms;  /* close a TCP connection idle this long */
 	int tcp_max;	       /* connections at once */
@@ -33,5 +34,9 @@ struct server_config {
 struct server *server_new(struct loop *loop, const struct server_config *cfg,
 			  const struct zone *zone, struct metrics *metrics, struct error **err);
 void server_free(struct server *s);
+/* Listens on addr too (UDP and TCP, the same port), unless it does
+ * already: 1 if it was added, 0 if it was there. An address that is not
+ * the host's yet (a gateway whose bridge is not up) binds anyway. */
+int server_listen(struct server *s, const char *addr, struct error **err);
 
 #endif

@@ -86,8 +86,30 @@ static bool net__link_exists(const char *name)
 	return access(path, F_OK) == 0;
 }
 
+/* Whether the kernel has IPv6 at all (not booted with ipv6.disable=1). */
+static bool net__has_ipv6(void)
+{
+	return access("/proc/sys/net/ipv6", F_OK) == 0;
+}
+
+/* No IPv6 on a link of the host: the table above is IPv4's alone, so a
+ * pod must not reach the host, nor be reached, over IPv6 either (not even
+ * link-local). */
+static int net__no_ipv6(const char *link, struct error **err)
+{
+	if (!net__has_ipv6())
+		return 0;
+	cleanup_free char *path = xasprintf("/proc/sys/net/ipv6/conf/%s/disable_ipv6", link);
+	return net__sysctl(path, "1", err);
+}
+
 /* The node's nftables table: pods talk to pods (and, through the proxy's
- * DNAT, to services) and to nothing beyond the pod range. */
+ * DNAT, to services) and to nothing beyond the pod range. On the host
+ * itself a pod reaches only what a Service or NodePort translated for it
+ * (the kube-dns endpoints are the gateways, the proxy's DNAT brings DNS
+ * there) and the answers to what the host started (probes, the proxy's
+ * hairpin); a listener on 0.0.0.0, the gateway or any other address of
+ * the host is out of its reach. */
 static char *net__table(const struct net *n)
 {
 	char pods[CIDR_STR_SIZE];
@@ -100,8 +122,15 @@ static char *net__table(const struct net *n)
 			 "\t\tiifname \"%s\" ip daddr != %s counter drop\n"
 			 "\t\toifname \"%s\" ip saddr != %s counter drop\n"
 			 "\t}\n"
+			 "\tchain input {\n"
+			 "\t\ttype filter hook input priority -10; policy accept;\n"
+			 "\t\tiifname \"%s\" ct state established,related accept\n"
+			 "\t\tiifname \"%s\" ct status dnat accept\n"
+			 "\t\tiifname \"%s\" counter drop\n"
+			 "\t}\n"
 			 "}\n",
-			 n->table, n->table, n->table, n->bridge, pods, n->bridge, pods);
+			 n->table, n->table, n->table, n->bridge, pods, n->bridge, pods, n->bridge,
+			 n->bridge, n->bridge);
 }
 
 /* net_up()'s steps. Each failure returns at once: a goto past the
@@ -127,7 +156,7 @@ static int net__up(struct net *n, struct error **err)
 			return -1;
 	}
 	cleanup_free char *fwd = xasprintf("/proc/sys/net/ipv4/conf/%s/forwarding", n->bridge);
-	if (net__sysctl(fwd, "1", err) < 0)
+	if (net__sysctl(fwd, "1", err) < 0 || net__no_ipv6(n->bridge, err) < 0)
 		return -1;
 	cleanup_free char *addr = xasprintf("addr replace %s/%u dev %s\n"
 					    "link set %s up\n",
@@ -209,16 +238,28 @@ int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, stru
 		cleanup_free char *del = xasprintf("link del %s\n", veth);
 		net__ip(del, 0, NULL);
 	}
-	cleanup_free char *host = xasprintf("link add %s type veth peer name eth0 netns %d\n"
-					    "link set %s master %s up\n"
+	/* IPv6 off in the pod's namespace before its eth0 exists ("default"
+	 * is what a new link gets, "all" takes lo's ::1 away), and on the host
+	 * end before it comes up: no link-local address on either side. */
+	char *nov6[] = {"sysctl",
+			"-q",
+			"-w",
+			"net.ipv6.conf.all.disable_ipv6=1",
+			"net.ipv6.conf.default.disable_ipv6=1",
+			NULL};
+	cleanup_free char *add =
+	    xasprintf("link add %s type veth peer name eth0 netns %d\n", veth, (int)pause);
+	cleanup_free char *host = xasprintf("link set %s master %s up\n"
 					    "link set %s type bridge_slave hairpin on\n",
-					    veth, (int)pause, veth, n->bridge, veth);
+					    veth, n->bridge, veth);
 	cleanup_free char *pod = xasprintf("addr add %s/%u dev eth0\n"
 					   "link set eth0 up\n"
 					   "route add default via %s\n",
 					   ip, n->pod_cidr.prefix, n->gateway);
 	/* No goto past the cleanup variables: they would be freed unset. */
-	if (net__ip(host, 0, err) < 0 || net__ip(pod, pause, err) < 0) {
+	if ((net__has_ipv6() && exec_run(nov6, NULL, pause, err) < 0) || net__ip(add, 0, err) < 0 ||
+	    net__no_ipv6(veth, err) < 0 || net__ip(host, 0, err) < 0 ||
+	    net__ip(pod, pause, err) < 0) {
 		error_prefix(err, "pod network (%s on %s)", ip, n->bridge);
 		return -1;
 	}

@@ -1,5 +1,5 @@
 /* test_dns_misc.c: corral-dns's small parsers: podCIDR gateways, upstream
- * addresses, HTTP request lines, the metrics text. */
+ * addresses, HTTP request lines, the metrics text; the server's addresses. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -9,13 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "forward.h"
 #include "http.h"
 #include "kubedns.h"
+#include "loop.h"
 #include "metrics.h"
+#include "server.h"
 #include "util.h"
 
 static void test_misc__gateway(void **state)
@@ -116,13 +120,73 @@ static void test_misc__metrics(void **state)
 	zone_free(z);
 }
 
+/* A loopback port free for both UDP and TCP, as the kernel picks it. */
+static int free_port(void)
+{
+	for (int tries = 0; tries < 20; tries++) {
+		int t = socket(AF_INET, SOCK_STREAM, 0), u = socket(AF_INET, SOCK_DGRAM, 0);
+		struct sockaddr_in a = {.sin_family = AF_INET,
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		socklen_t len = sizeof(a);
+		int port = -1;
+		if (bind(t, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		    getsockname(t, (struct sockaddr *)&a, &len) == 0 &&
+		    bind(u, (struct sockaddr *)&a, sizeof(a)) == 0)
+			port = ntohs(a.sin_port);
+		close(t);
+		close(u);
+		if (port > 0)
+			return port;
+	}
+	return -1;
+}
+
+static void test_misc__server_listen(void **state)
+{
+	(void)state;
+	struct error *err = NULL;
+	struct loop *loop = loop_new(&err);
+	assert_non_null(loop);
+	struct zone *z = zone_new("cluster.local", 5, "10.96.0.10", &err);
+	assert_non_null(z);
+	struct metrics m = {0};
+	int port = free_port();
+	assert_true(port > 0);
+	struct server_config cfg = {.listen = "127.0.0.1",
+				    .port = port,
+				    .tcp_idle_ms = 1000,
+				    .tcp_max = 4,
+				    .upstreams = "",
+				    .forward_timeout_ms = 100};
+	struct server *s = server_new(loop, &cfg, z, &m, &err);
+	assert_non_null(s);
+	/* an address it has already: nothing new */
+	assert_int_equal(server_listen(s, "127.0.0.1", &err), 0);
+	/* not an address of this host yet (a gateway before its bridge): it
+	 * binds all the same, once */
+	assert_int_equal(server_listen(s, "10.255.254.1", &err), 1);
+	assert_int_equal(server_listen(s, "10.255.254.1", &err), 0);
+	assert_true(server_listen(s, "gateways", &err) < 0);
+	assert_non_null(err);
+	error_free(err);
+	err = NULL;
+	server_free(s);
+	/* no address but the ones to come: a server with no socket yet */
+	cfg.listen = "";
+	s = server_new(loop, &cfg, z, &m, &err);
+	assert_non_null(s);
+	assert_int_equal(server_listen(s, "127.0.0.1", &err), 1);
+	server_free(s);
+	zone_free(z);
+	loop_free(loop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_misc__gateway),
-	    cmocka_unit_test(test_misc__upstream_addr),
-	    cmocka_unit_test(test_misc__http_request),
-	    cmocka_unit_test(test_misc__metrics),
+	    cmocka_unit_test(test_misc__gateway),	cmocka_unit_test(test_misc__upstream_addr),
+	    cmocka_unit_test(test_misc__http_request),	cmocka_unit_test(test_misc__metrics),
+	    cmocka_unit_test(test_misc__server_listen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
