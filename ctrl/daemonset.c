@@ -653,7 +653,8 @@ static unsigned dsc__history(struct dsc *d, const char *key, const struct ynode 
 {
 	unsigned writes = 0;
 	owners_foreach_owned(d->owned_revs, obj_uid(ds), dsc__visit_rev, revs);
-	qsort(revs->v, revs->n, sizeof(*revs->v), dsc__by_revision);
+	if (revs->n > 1) /* none: the array is NULL, which qsort may not take */
+		qsort(revs->v, revs->n, sizeof(*revs->v), dsc__by_revision);
 	cleanup_ynode struct ynode *data = dsc__revision_data(ds);
 	const struct ynode *cur = NULL;
 	long long max_old = 0;
@@ -901,7 +902,8 @@ static int dsc__sync(void *data, const char *key, struct error **err)
 	owners_foreach_owned(d->owned_pods, obj_uid(ds), dsc__visit_pod, &cl);
 	owners_foreach_orphan(d->owned_pods, ns, dsc__visit_pod, &cl);
 	selector_free(cl.sel);
-	qsort(cl.pods, cl.n, sizeof(*cl.pods), dsc__pod_cmp);
+	if (cl.n > 1)
+		qsort(cl.pods, cl.n, sizeof(*cl.pods), dsc__pod_cmp);
 
 	/* The template's pod spec, as a daemon pod has it. */
 	const struct ynode *ts = ynode_path(ds, "spec.template.spec");
@@ -910,7 +912,8 @@ static int dsc__sync(void *data, const char *key, struct error **err)
 
 	struct dsc__nodes all = {0};
 	informer_foreach(d->nodes, NULL, dsc__visit_node, &all);
-	qsort(all.v, all.n, sizeof(*all.v), dsc__node_cmp);
+	if (all.n > 1)
+		qsort(all.v, all.n, sizeof(*all.v), dsc__node_cmp);
 	struct dsc__node *nodes = xcalloc(all.n + 1, sizeof(*nodes));
 	size_t nn = all.n, desired = 0;
 	/* Both lists are sorted by node name: walk them together; pods of

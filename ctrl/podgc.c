@@ -49,7 +49,8 @@ static int podgc__cmp(const void *pa, const void *pb)
 
 void podgc_sort_oldest(const struct ynode **pods, size_t n)
 {
-	qsort(pods, n, sizeof(*pods), podgc__cmp);
+	if (n > 1)
+		qsort(pods, n, sizeof(*pods), podgc__cmp);
 }
 
 static void podgc__deleted(void *data, const struct writer_result *res)
