@@ -43,30 +43,14 @@ stop_ctrl() {
 	wait "$CTRL_PID" 2>/dev/null
 	CTRL_PID=
 }
-hash8() { # the FNV-1a hash corral-noded names interfaces with (ASCII names)
-	local s=$1 h=2166136261 i c
-	for ((i = 0; i < ${#s}; i++)); do
-		printf -v c '%d' "'${s:i:1}"
-		h=$(((h ^ c) * 16777619 & 0xffffffff))
-	done
-	printf '%08x\n' "$h"
-}
 final_cleanup() {
-	local br
 	stop_ctrl
 	# the real node stops its pods (--cleanup-on-exit) while the mount is there
 	for n in "$NA" "$NH"; do stop_node "$n"; done
 	if [ "$FAILS" != 0 ] && [ -n "${CORRAL_TEST_KEEP:-}" ]; then
 		mkdir -p "$CORRAL_TEST_KEEP" && cp -r "$T"/*.log "$M/namespaces/dev" "$CORRAL_TEST_KEEP/" 2>/dev/null
 	fi
-	br=crl$(hash8 "$NA")
-	ip link del "$br" 2>/dev/null
-	nft delete table ip "corral_$br" 2>/dev/null
-	ip -br link show type bridge | grep -q '^crl' || {
-		ip route del unreachable 10.244.0.0/16 2>/dev/null
-		ip route del unreachable 10.96.0.0/16 2>/dev/null
-	}
-	grep " $NSTATE" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m"; done
+	node_net_cleanup "$NSTATE" "$NA"
 	cleanup
 }
 trap final_cleanup EXIT

@@ -25,32 +25,14 @@ stop_node() { # NAME [SIGNAL]
 	wait "$p" 2>/dev/null
 	NPID[$1]=
 }
-hash8() { # the FNV-1a hash corral-noded names interfaces with (ASCII names)
-	local s=$1 h=2166136261 i c
-	for ((i = 0; i < ${#s}; i++)); do
-		printf -v c '%d' "'${s:i:1}"
-		h=$(((h ^ c) * 16777619 & 0xffffffff))
-	done
-	printf '%08x
-' "$h"
-}
 final_cleanup() {
-	local n br
+	local n
 	for n in "$NA" "$NB" "$NC"; do stop_node "$n"; done
 	if [ "$FAILS" != 0 ] && [ -n "${CORRAL_TEST_KEEP:-}" ]; then
 		mkdir -p "$CORRAL_TEST_KEEP" && cp -r "$T"/*.log "$M/namespaces/dev/pods" "$CORRAL_TEST_KEEP/" 2>/dev/null
 	fi
 	# an agent that died cannot clean up: do it for it, by name
-	for n in "$NA" "$NB" "$NC"; do
-		br=crl$(hash8 "$n")
-		ip link del "$br" 2>/dev/null
-		nft delete table ip "corral_$br" 2>/dev/null
-	done
-	ip -br link show type bridge | grep -q '^crl' || {
-		ip route del unreachable 10.244.0.0/16 2>/dev/null
-		ip route del unreachable 10.96.0.0/16 2>/dev/null
-	}
-	grep " $NSTATE" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m"; done
+	node_net_cleanup "$NSTATE" "$NA" "$NB" "$NC"
 	cleanup
 }
 trap final_cleanup EXIT

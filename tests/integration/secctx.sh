@@ -14,30 +14,14 @@ N=secctx-a
 LOGS=$T/logs IMAGES=$T/images NSTATE=$T/nstate
 mkdir -p "$LOGS"
 NPID=
-hash8() { # the FNV-1a hash corral-noded names interfaces with (ASCII names)
-	local s=$1 h=2166136261 i c
-	for ((i = 0; i < ${#s}; i++)); do
-		printf -v c '%d' "'${s:i:1}"
-		h=$(((h ^ c) * 16777619 & 0xffffffff))
-	done
-	printf '%08x\n' "$h"
-}
 final_cleanup() {
-	local br
 	rm -f "$M"/namespaces/sx/pods/*.yaml 2>/dev/null
 	[ -n "$NPID" ] && wait_for 30 sh -c "! pgrep -f -- '--director[y]=$NSTATE' >/dev/null"
 	if [ -n "$NPID" ]; then
 		kill "$NPID" 2>/dev/null
 		wait "$NPID" 2>/dev/null
 	fi
-	br=crl$(hash8 "$N")
-	ip link del "$br" 2>/dev/null
-	nft delete table ip "corral_$br" 2>/dev/null
-	ip -br link show type bridge | grep -q '^crl' || {
-		ip route del unreachable 10.244.0.0/16 2>/dev/null
-		ip route del unreachable 10.96.0.0/16 2>/dev/null
-	}
-	grep " $NSTATE" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m"; done
+	node_net_cleanup "$NSTATE" "$N"
 	cleanup
 }
 trap final_cleanup EXIT

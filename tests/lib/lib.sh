@@ -93,3 +93,33 @@ history_settle() {
 	wait_history "${1:-20}" "$(obj_rev "$SETTLE")" ||
 		{ fail "the history reaches a change written last (at $(history_rev), want $(obj_rev "$SETTLE"))"; return 1; }
 }
+
+# hash8 NAME: the FNV-1a hash corral-noded names a node's or a pod's
+# interfaces and cgroups with (crl<hash> bridges, crv<hash> veths).
+hash8() {
+	local s=$1 h=2166136261 i c
+	for ((i = 0; i < ${#s}; i++)); do
+		printf -v c '%d' "'${s:i:1}"
+		h=$(((h ^ c) * 16777619 & 0xffffffff))
+	done
+	printf '%08x\n' "$h"
+}
+
+# node_net_cleanup STATE NODE...: what a real corral-noded leaves when it
+# dies before cleaning up: each NODE's bridge and nftables table, the
+# unreachable routes once no corral bridge is left, and the mounts under
+# its STATE folder. For final cleanups, after the agents are stopped.
+node_net_cleanup() {
+	local state=$1 n br
+	shift
+	for n; do
+		br=crl$(hash8 "$n")
+		ip link del "$br" 2>/dev/null
+		nft delete table ip "corral_$br" 2>/dev/null
+	done
+	ip -br link show type bridge | grep -q '^crl' || {
+		ip route del unreachable 10.244.0.0/16 2>/dev/null
+		ip route del unreachable 10.96.0.0/16 2>/dev/null
+	}
+	grep " $state" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m"; done
+}
