@@ -3,6 +3,7 @@
  * state (svcindex.c: Services' addresses and node ports; priority.c: a
  * pod's priority from its PriorityClass). */
 #include "admission.h"
+#include "nslifecycle.h"
 #include "priority.h"
 #include "svcindex.h"
 #include "util.h"
@@ -16,7 +17,19 @@ static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
 static const enum kind_id admission__priority[] = {KIND_POD, KIND_PRIORITY_CLASS, KIND_COUNT};
 static const enum kind_id admission__priority_load[] = {KIND_PRIORITY_CLASS, KIND_COUNT};
 
+/* NamespaceLifecycle sees every kind; only Namespaces are its state. */
+static const enum kind_id admission__nslifecycle_load[] = {KIND_NAMESPACE, KIND_COUNT};
+
 static const struct admission_hook admission__table[] = {
+    {
+	.name = "namespace-lifecycle",
+	.load_kinds = admission__nslifecycle_load,
+	.init = nslifecycle_hook_init,
+	.fini = nslifecycle_hook_fini,
+	.load = nslifecycle_hook_load,
+	.reserve = nslifecycle_hook_reserve,
+	.settle = nslifecycle_hook_settle,
+    },
     {
 	.name = "service-addresses",
 	.kinds = admission__services,

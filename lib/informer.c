@@ -305,8 +305,13 @@ static void informer__gone(struct informer *inf, struct informer__ns *ns, const 
 	cleanup_free char *dir = informer__kind_dir(inf, ns);
 	cleanup_free char *path = xasprintf("%s/%s.yaml", dir, name);
 	struct stat st;
-	if (lstat(path, &st) == 0)
-		return; /* replaced already: its own close or rename event follows */
+	if (lstat(path, &st) == 0) {
+		/* Replaced already (its own close or rename event follows), or
+		 * not removed: an object with finalizers stays, being deleted,
+		 * and only a read shows its deletionTimestamp. */
+		informer__refresh(inf, ns, name);
+		return;
+	}
 	if (errno != ENOENT && errno != ENOTDIR) {
 		/* Cannot tell (the file system is failing): keep it. */
 		log_warn("informer %s: %s: %s", inf->plural, path, strerror(errno));
@@ -653,6 +658,12 @@ static void informer__on_root_event(struct informer *inf, const struct inotify_e
 		if (informer__ns_attach(inf, ns) == INFORMER__PENDING)
 			informer__schedule_retry(inf);
 	} else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
+		/* An rmdir that left the namespace Terminating leaves its
+		 * folder (and its kind folders' watches) in place. */
+		cleanup_free char *dir = xasprintf("%s/%s", inf->root, ev->name);
+		struct stat st;
+		if (lstat(dir, &st) == 0)
+			return;
 		struct informer__ns *ns = informer__ns_get(inf, ev->name, false);
 		if (ns)
 			informer__ns_drop(inf, ns);
