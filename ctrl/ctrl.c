@@ -19,6 +19,7 @@
 #include "keymap.h"
 #include "kinds.h"
 #include "log.h"
+#include "namespace.h"
 #include "owners.h"
 #include "podgc.h"
 #include "replicaset.h"
@@ -182,6 +183,18 @@ static void ctrl__stop_cronjob(void *state)
 	cronjobc_free(state);
 }
 
+static int ctrl__start_namespace(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = nsc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_namespace(void *state)
+{
+	nsc_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -196,6 +209,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
     {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
+    {.name = "namespace", .start = ctrl__start_namespace, .stop = ctrl__stop_namespace},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

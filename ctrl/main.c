@@ -36,7 +36,7 @@ static void usage(const char *prog)
 	    "ReplicaSets, ReplicationControllers, Deployments, the garbage collector,\n"
 	    "drop boxes, the expiry of events, Services' ClusterIPs and nodePorts,\n"
 	    "Endpoints, Jobs, the TTL after a Job finishes, the pod garbage collector,\n"
-	    "DaemonSets and CronJobs.\n"
+	    "DaemonSets, CronJobs and the deletion of namespaces.\n"
 	    "  --mount DIR                           the cluster's mount (default /cluster)\n"
 	    "  --config FILE                         the [ctrl] section (default "
 	    "/etc/corral/corral.conf)\n"

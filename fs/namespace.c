@@ -8,15 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The kinds whose objects controllers delete when their owner goes come
+ * first in a namespace's folder: rm -r, which walks it in that order,
+ * then removes them before their owners, and so never meets a file that
+ * a controller removed after rm had listed it (an Endpoints of a Service
+ * rm removed a moment before, a Deployment's ReplicaSets and pods). */
+static const char *namespace__first[] = {
+    "events", "endpoints", "pods", "controllerrevisions", "replicasets", "jobs",
+};
+
+static void namespace__add_kind(struct fs *fs, struct node *nsdir, const struct kind_info *k)
+{
+	if (!k || !k->namespaced || tree_child(fs->tree, nsdir, k->plural))
+		return;
+	struct node *d = tree_add(fs->tree, nsdir, k->plural, NODE_KIND, S_IFDIR | 0755);
+	d->kind = k;
+}
+
 void namespace_ensure_kinds(struct fs *fs, struct node *nsdir)
 {
-	for (size_t i = 0; i < kinds_count(); i++) {
-		const struct kind_info *k = kinds_at(i);
-		if (!k->namespaced || tree_child(fs->tree, nsdir, k->plural))
-			continue;
-		struct node *d = tree_add(fs->tree, nsdir, k->plural, NODE_KIND, S_IFDIR | 0755);
-		d->kind = k;
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(namespace__first); i++)
+		namespace__add_kind(fs, nsdir, kinds_by_plural(namespace__first[i]));
+	for (size_t i = 0; i < kinds_count(); i++)
+		namespace__add_kind(fs, nsdir, kinds_at(i));
 	if (!tree_child(fs->tree, nsdir, "logs"))
 		tree_add(fs->tree, nsdir, "logs", NODE_LOGS, S_IFDIR | 0555);
 }

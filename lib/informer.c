@@ -674,6 +674,16 @@ static void informer__on_kind_event(struct informer *inf, struct informer__ns *n
 				    const struct inotify_event *ev)
 {
 	char *name = NULL;
+	if ((ev->mask & IN_ISDIR) && ev->len && (ev->mask & (IN_DELETE | IN_MOVED_FROM)) &&
+	    ev->name[0] != '.') {
+		/* namespaces/: the rmdir of a namespace's folder changes its
+		 * Namespace (Terminating), or removed it with the folder. */
+		cleanup_free char *file = xasprintf("%s.yaml", ev->name);
+		if (informer__object_name(file, &name))
+			informer__refresh(inf, ns, name);
+		free(name);
+		return;
+	}
 	if ((ev->mask & IN_ISDIR) || !ev->len || !informer__object_name(ev->name, &name))
 		return;
 	if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO))
