@@ -114,4 +114,17 @@ check "the collector deletes the dependent without a finalizer" wait_for 20 sh -
 check "... and marks the one with a finalizer" wait_for 20 grep -q '^  deletionTimestamp:' "$D/configmaps/dep.yaml"
 sed -i '/^  finalizers:/d; /^  - example.com\/hold/d' "$D/configmaps/dep.yaml"
 check "... which goes once its finalizer is removed" wait_for 10 sh -c "! test -e '$D/configmaps/dep.yaml'"
+# An owner with orphan, then one with foregroundDeletion.
+for how in orphan foregroundDeletion; do
+	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: o-%s\n  finalizers: [%s]\n' "$how" "$how" >"$D/configmaps/o-$how.yaml"
+	ouid=$(sed -n 's/^  uid: //p' "$D/configmaps/o-$how.yaml")
+	for i in 1 2; do
+		printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d%s-%s\n  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: o-%s, uid: %s}]\n' "$i" "$how" "$how" "$ouid" >"$D/configmaps/d$i-$how.yaml"
+	done
+	rm "$D/configmaps/o-$how.yaml"
+	check "$how: the owner goes once the collector is done" wait_for 20 sh -c "! test -e '$D/configmaps/o-$how.yaml'"
+done
+check "orphan: its dependents stay" test -e "$D/configmaps/d1-orphan.yaml" -a -e "$D/configmaps/d2-orphan.yaml"
+check "orphan: ... without a reference to it" sh -c "! grep -q ownerReferences '$D/configmaps/d1-orphan.yaml' '$D/configmaps/d2-orphan.yaml'"
+check "foregroundDeletion: its dependents were deleted" sh -c "! test -e '$D/configmaps/d1-foregroundDeletion.yaml' && ! test -e '$D/configmaps/d2-foregroundDeletion.yaml'"
 [ "$FAILS" = 0 ]
