@@ -310,21 +310,7 @@ static int gc__mutate_finalizer(struct ynode *obj, void *arg, struct error **err
 {
 	(void)err;
 	const char *name = arg;
-	struct ynode *fin = ynode_path(obj, "metadata.finalizers");
-	int removed = 0;
-	for (size_t i = 0; fin && fin->type == YNODE_SEQ && i < fin->n;) {
-		const char *f = ynode_str(ynode_item(fin, i));
-		if (f && !strcmp(f, name)) {
-			ynode_free(fin->items[i]);
-			memmove(&fin->items[i], &fin->items[i + 1],
-				(fin->n - i - 1) * sizeof(*fin->items));
-			fin->n--;
-			removed = 1;
-		} else {
-			i++;
-		}
-	}
-	return removed;
+	return ynode_seq_remove_str(ynode_path(obj, "metadata.finalizers"), name) > 0;
 }
 
 /* An owner being deleted with our orphan or foregroundDeletion finalizer:

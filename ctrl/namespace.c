@@ -307,19 +307,8 @@ static int nsc__mutate(struct ynode *obj, void *arg, struct error **err)
 		ynode_set(status, "conditions", ynode_clone(s->conditions));
 		changed = 1;
 	}
-	struct ynode *fin = s->finalize ? ynode_path(obj, "spec.finalizers") : NULL;
-	for (size_t i = 0; fin && fin->type == YNODE_SEQ && i < fin->n;) {
-		const char *f = ynode_str(ynode_item(fin, i));
-		if (f && !strcmp(f, NSC__FINALIZER)) {
-			ynode_free(fin->items[i]);
-			memmove(&fin->items[i], &fin->items[i + 1],
-				(fin->n - i - 1) * sizeof(*fin->items));
-			fin->n--;
-			changed = 1;
-		} else {
-			i++;
-		}
-	}
+	if (s->finalize && ynode_seq_remove_str(ynode_path(obj, "spec.finalizers"), NSC__FINALIZER))
+		changed = 1;
 	return changed;
 }
 

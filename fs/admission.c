@@ -8,6 +8,8 @@
 #include "svcindex.h"
 #include "util.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +54,21 @@ static const struct admission_hook admission__table[] = {
 	.unreserve = priority_hook_unreserve,
     },
 };
+
+int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
+			...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cleanup_free char *why = xvasprintf(fmt, ap);
+	va_end(ap);
+	const char *av = rq->kind->api_versions[0];
+	const char *slash = av ? strchr(av, '/') : NULL;
+	cleanup_free char *resource =
+	    slash ? xasprintf("%s.%.*s", rq->kind->plural, (int)(slash - av), av)
+		  : xstrdup(rq->kind->plural);
+	return error_set(err, EACCES, "%s \"%s\" is forbidden: %s", resource, rq->name, why);
+}
 
 const struct admission_hook *admission_default_hooks(size_t *n)
 {

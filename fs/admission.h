@@ -90,6 +90,11 @@ struct admission;
 /* What one write's reserve took, hook by hook. */
 struct admission_ticket;
 
+/* A hook's refusal in Kubernetes' words, EACCES:
+ *   <plural>[.<group>] "<name>" is forbidden: <why> */
+int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
+			...) __attribute__((format(printf, 3, 4)));
+
 /* Instantiates hooks (n of them, run in this order) with cfg. */
 struct admission *admission_new(const struct admission_hook *hooks, size_t n,
 				const struct admission_config *cfg);

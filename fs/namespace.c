@@ -203,18 +203,7 @@ static int namespace__finalize(struct fs *fs, const struct write_target *t, cons
 	store_record_clear(&rec);
 	if (r < 0)
 		return r;
-	struct ynode *fin = ynode_path(obj, "spec.finalizers");
-	for (size_t i = 0; fin && fin->type == YNODE_SEQ && i < fin->n;) {
-		const char *f = ynode_str(ynode_item(fin, i));
-		if (f && !strcmp(f, FINALIZER_NAMESPACE)) {
-			ynode_free(fin->items[i]);
-			memmove(&fin->items[i], &fin->items[i + 1],
-				(fin->n - i - 1) * sizeof(*fin->items));
-			fin->n--;
-		} else {
-			i++;
-		}
-	}
+	ynode_seq_remove_str(ynode_path(obj, "spec.finalizers"), FINALIZER_NAMESPACE);
 	cleanup_free char *text = yaml_emit(obj, NULL);
 	struct blob *b = NULL;
 	uint64_t rv = 0;

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,24 +53,6 @@ void nslifecycle_hook_load(void *state, const struct admission_request *rq)
 		nslifecycle__track(state, rq->name, rq->obj);
 }
 
-static int nslifecycle__forbidden(struct error **err, const struct admission_request *rq,
-				  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int nslifecycle__forbidden(struct error **err, const struct admission_request *rq,
-				  const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	cleanup_free char *why = xvasprintf(fmt, ap);
-	va_end(ap);
-	const char *av = rq->kind->api_versions[0];
-	const char *slash = av ? strchr(av, '/') : NULL;
-	cleanup_free char *resource =
-	    slash ? xasprintf("%s.%.*s", rq->kind->plural, (int)(slash - av), av)
-		  : xstrdup(rq->kind->plural);
-	return error_set(err, EACCES, "%s \"%s\" is forbidden: %s", resource, rq->name, why);
-}
-
 int nslifecycle_hook_reserve(void *state, struct admission_request *rq, void **claim,
 			     struct error **err)
 {
@@ -82,7 +63,7 @@ int nslifecycle_hook_reserve(void *state, struct admission_request *rq, void **c
 		bool deleting = !rq->obj || (object_is_deleting(rq->obj) &&
 					     !(rq->old && object_is_deleting(rq->old)));
 		if (deleting && namespace_protected(rq->name))
-			return nslifecycle__forbidden(err, rq, "this namespace may not be deleted");
+			return admission_forbidden(err, rq, "this namespace may not be deleted");
 		return 0;
 	}
 	if (!rq->ns || rq->old || !rq->obj)
@@ -91,7 +72,7 @@ int nslifecycle_hook_reserve(void *state, struct admission_request *rq, void **c
 	bool terminating = strmap_has(x->terminating, rq->ns);
 	pthread_mutex_unlock(&x->lock);
 	if (terminating)
-		return nslifecycle__forbidden(
+		return admission_forbidden(
 		    err, rq,
 		    "unable to create new content in namespace %s because it is being terminated",
 		    rq->ns);
