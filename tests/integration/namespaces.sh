@@ -31,8 +31,8 @@ CPIDS+=($!)
 wait_for 10 grep -q 'leading\|started' "$T/ctrl.log"
 count() { ls "$1" 2>/dev/null | grep -c '\.yaml$'; }
 gone() { ! test -e "$M/namespaces/$1" && ! test -e "$M/namespaces/$1.yaml"; }
-cond() { # NS TYPE: the status and message of a condition of namespace NS
-	awk -v t="$2" '$0 ~ "type: "t"$" {f=1} f && /status:|message:/ {print} f && /type:/ && $0 !~ t {f=0}' \
+cond() { # NS TYPE: the lines of a condition of namespace NS (its keys come sorted, type last)
+	awk -v t="$2" '/^  - / {b = ""} {b = b $0 "\n"} $0 ~ "^    type: " t "$" {printf "%s", b}' \
 	    "$M/namespaces/$1.yaml" 2>/dev/null
 }
 
@@ -69,7 +69,7 @@ check "the Deployment's 12 pods are there" wait_for 30 sh -c "[ \$(ls '$B/pods' 
 check "each Service has its Endpoints" wait_for 20 sh -c "[ \$(ls '$B/endpoints' | grep -c '^s') -eq 6 ]"
 check "events are written in it" wait_for 20 sh -c "[ \$(ls '$B/events' | wc -l) -gt 0 ]"
 # A writer that keeps making ConfigMaps, through and after the rm.
-(i=0; while :; do i=$((i + 1)); printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w%s}\n' "$i" >"$B/configmaps/w$i.yaml" 2>/dev/null; done) &
+(i=0; while :; do i=$((i + 1)); { printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w%s}\n' "$i" >"$B/configmaps/w$i.yaml"; } 2>/dev/null; done) &
 WPID=$!
 wait_for 10 test -e "$B/configmaps/w20.yaml"
 if rm -r "$B" 2>"$T/rm.err"; then ok "rm -r of a busy namespace exits 0"; else fail "rm -r of a busy namespace exits 0: $(head -3 "$T/rm.err" | tr '\n' ' ')"; fi
