@@ -1,15 +1,27 @@
 /* admission.c: the table of corral-fs's admission hooks and the protocol
  * that runs them (see admission.h). The hooks themselves live with their
  * state (svcindex.c: Services' addresses and node ports; priority.c: a
- * pod's priority from its PriorityClass). */
+ * pod's priority from its PriorityClass; storage.c: claims' default
+ * StorageClass, resizes and the protection finalizers). */
 #include "admission.h"
 #include "priority.h"
+#include "storage.h"
 #include "svcindex.h"
 #include "util.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* DefaultStorageClass (and PersistentVolumeClaimResize) admit claims; the
+ * classes are their state. StorageObjectInUseProtection protects claims
+ * and volumes. */
+static const enum kind_id admission__storage_class[] = {KIND_PERSISTENT_VOLUME_CLAIM,
+							KIND_STORAGE_CLASS, KIND_COUNT};
+static const enum kind_id admission__storage_class_load[] = {KIND_STORAGE_CLASS, KIND_COUNT};
+static const enum kind_id admission__storage_protection[] = {KIND_PERSISTENT_VOLUME_CLAIM,
+							     KIND_PERSISTENT_VOLUME, KIND_COUNT};
 static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
 /* Kubernetes' Priority plugin admits pods and PriorityClasses; only the
  * classes are its state. */
@@ -17,6 +29,21 @@ static const enum kind_id admission__priority[] = {KIND_POD, KIND_PRIORITY_CLASS
 static const enum kind_id admission__priority_load[] = {KIND_PRIORITY_CLASS, KIND_COUNT};
 
 static const struct admission_hook admission__table[] = {
+    {
+	.name = "default-storage-class",
+	.kinds = admission__storage_class,
+	.load_kinds = admission__storage_class_load,
+	.init = storage_class_hook_init,
+	.fini = storage_class_hook_fini,
+	.load = storage_class_hook_load,
+	.reserve = storage_class_hook_reserve,
+	.settle = storage_class_hook_settle,
+    },
+    {
+	.name = "storage-object-in-use-protection",
+	.kinds = admission__storage_protection,
+	.reserve = storage_protection_hook_reserve,
+    },
     {
 	.name = "service-addresses",
 	.kinds = admission__services,
@@ -39,6 +66,21 @@ static const struct admission_hook admission__table[] = {
 	.unreserve = priority_hook_unreserve,
     },
 };
+
+int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
+			...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cleanup_free char *why = xvasprintf(fmt, ap);
+	va_end(ap);
+	const char *av = rq->kind->api_versions[0];
+	const char *slash = av ? strchr(av, '/') : NULL;
+	cleanup_free char *resource =
+	    slash ? xasprintf("%s.%.*s", rq->kind->plural, (int)(slash - av), av)
+		  : xstrdup(rq->kind->plural);
+	return error_set(err, EACCES, "%s \"%s\" is forbidden: %s", resource, rq->name, why);
+}
 
 const struct admission_hook *admission_default_hooks(size_t *n)
 {

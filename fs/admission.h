@@ -82,6 +82,12 @@ struct admission_hook {
 	void (*unreserve)(void *state, const struct admission_request *rq, void *claim);
 };
 
+/* Kubernetes' Forbidden for a hook's refusal, -EACCES and
+ * `<resource> "<name>" is forbidden: <why>`, the resource as "pods" or
+ * "storageclasses.storage.k8s.io". */
+int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
+			...) __attribute__((format(printf, 3, 4)));
+
 /* corral-fs's hooks, in the order they run: adding a hook is one row of
  * this table (admission.c). */
 const struct admission_hook *admission_default_hooks(size_t *n);
