@@ -391,7 +391,10 @@ static void test_write__service_addresses_hook_keeps_services_apart(void **state
 	struct fixture *f = *state;
 	size_t n;
 	const struct admission_hook *hooks = admission_default_hooks(&n);
-	assert_string_equal(hooks[0].name, "service-addresses");
+	size_t i = 0;
+	while (i < n && strcmp(hooks[i].name, "service-addresses"))
+		i++;
+	assert_true(i < n); /* the storage hooks run before it (Kubernetes' order) */
 	struct admission *a = admission_new(hooks, n, NULL);
 	struct write_target ta = target("Service", "dev", "a", "namespaces/dev/services/a");
 	struct write_target tb = target("Service", "dev", "b", "namespaces/dev/services/b");
