@@ -9,6 +9,7 @@
 #include "events.h"
 #include "keymap.h"
 #include "log.h"
+#include "nodeaffinity.h"
 #include "obj.h"
 #include "quantity.h"
 #include "util.h"
@@ -109,79 +110,6 @@ bool pvb_claim_parse(const struct ynode *pvc, struct pvb_claim *out)
 	return true;
 }
 
-static const char *pvb__label(const struct ynode *labels, const char *key)
-{
-	return labels && labels->type == YNODE_MAP ? ynode_str(ynode_get(labels, key)) : NULL;
-}
-
-static bool pvb__in_values(const char *v, const struct ynode *values)
-{
-	for (size_t i = 0; v && values && values->type == YNODE_SEQ && i < values->n; i++) {
-		const char *s = ynode_str(ynode_item(values, i));
-		if (s && !strcmp(s, v))
-			return true;
-	}
-	return false;
-}
-
-/* One requirement (matchExpressions or matchFields item) on the value v
- * (NULL: the node has no such label). */
-static bool pvb__requirement(const struct ynode *req, const char *v)
-{
-	const char *op = pvb__str_or(ynode_path_str(req, "operator"), "");
-	const struct ynode *values = ynode_get(req, "values");
-	if (!strcmp(op, "In"))
-		return pvb__in_values(v, values);
-	if (!strcmp(op, "NotIn"))
-		return !pvb__in_values(v, values);
-	if (!strcmp(op, "Exists"))
-		return v != NULL;
-	if (!strcmp(op, "DoesNotExist"))
-		return v == NULL;
-	if (!strcmp(op, "Gt") || !strcmp(op, "Lt")) {
-		const char *w = values && values->n == 1 ? ynode_str(ynode_item(values, 0)) : NULL;
-		char *e1 = NULL, *e2 = NULL;
-		if (!v || !w)
-			return false;
-		long long a = strtoll(v, &e1, 10), b = strtoll(w, &e2, 10);
-		if (*e1 || *e2)
-			return false;
-		return !strcmp(op, "Gt") ? a > b : a < b;
-	}
-	return false;
-}
-
-/* A term: every requirement holds; an empty term matches nothing. */
-static bool pvb__term(const struct ynode *term, const struct pvb_node *node)
-{
-	const struct ynode *exprs = ynode_get(term, "matchExpressions");
-	const struct ynode *fields = ynode_get(term, "matchFields");
-	size_t n = 0;
-	for (size_t i = 0; exprs && exprs->type == YNODE_SEQ && i < exprs->n; i++, n++) {
-		const struct ynode *r = ynode_item(exprs, i);
-		if (!pvb__requirement(r, pvb__label(node->labels, ynode_path_str(r, "key"))))
-			return false;
-	}
-	for (size_t i = 0; fields && fields->type == YNODE_SEQ && i < fields->n; i++, n++) {
-		const struct ynode *r = ynode_item(fields, i);
-		const char *key = ynode_path_str(r, "key");
-		if (!pvb__requirement(r, key && !strcmp(key, "metadata.name") ? node->name : NULL))
-			return false;
-	}
-	return n > 0;
-}
-
-bool pvb_affinity_allows(const struct ynode *required, const struct pvb_node *node)
-{
-	if (!required || ynode_is_null(required))
-		return true;
-	const struct ynode *terms = ynode_get(required, "nodeSelectorTerms");
-	for (size_t i = 0; terms && terms->type == YNODE_SEQ && i < terms->n; i++)
-		if (pvb__term(ynode_item(terms, i), node))
-			return true;
-	return false;
-}
-
 bool pvb_prebound_to(const struct pvb_volume *v, const struct pvb_claim *c)
 {
 	if (!v->claim_name || strcmp(v->claim_name, c->name) || strcmp(v->claim_ns, c->ns))
@@ -206,10 +134,10 @@ bool pvb_volume_satisfies(const struct pvb_volume *v, const struct pvb_claim *c,
 			if (!strcmp(nodes[i].name, c->node))
 				labels = nodes[i].labels;
 		struct pvb_node n = {.name = c->node, .labels = labels};
-		return pvb_affinity_allows(v->affinity, &n);
+		return nodeaffinity_allows(v->affinity, n.name, n.labels);
 	}
 	for (size_t i = 0; i < nnodes; i++)
-		if (pvb_affinity_allows(v->affinity, &nodes[i]))
+		if (nodeaffinity_allows(v->affinity, nodes[i].name, nodes[i].labels))
 			return true;
 	return false;
 }
@@ -745,7 +673,8 @@ static const char *pvb__pick_node(struct pvbinder *b)
 		for (size_t j = 0; j < b->n; j++)
 			if (obj_annotation(b->vols[j].obj, PVB_ANN_PROVISIONED_BY) &&
 			    b->vols[j].v.affinity &&
-			    pvb_affinity_allows(b->vols[j].v.affinity, &ns.all[i]))
+			    nodeaffinity_allows(b->vols[j].v.affinity, ns.all[i].name,
+						ns.all[i].labels))
 				count++;
 		if (!best || count < best_n ||
 		    (count == best_n && strcmp(ns.all[i].name, best) < 0)) {

@@ -109,8 +109,6 @@ bool pvb_volume_parse(const struct ynode *pv, struct pvb_volume *out);
  * selector_free); false if it has no name or request. */
 bool pvb_claim_parse(const struct ynode *pvc, struct pvb_claim *out);
 
-/* Whether a node selector (spec.nodeAffinity.required) allows the node. */
-bool pvb_affinity_allows(const struct ynode *required, const struct pvb_node *node);
 /* Whether the volume may hold the claim, size aside: modes, class, mode,
  * selector, node affinity (the claim's node, else any of nodes). */
 bool pvb_volume_satisfies(const struct pvb_volume *v, const struct pvb_claim *c,

@@ -4,6 +4,7 @@
  * protection controllers' decisions (ctrl/protection.c). */
 #include "testlib.h"
 
+#include "nodeaffinity.h"
 #include "protection.h"
 #include "pvbinder.h"
 #include "util.h"
@@ -211,7 +212,7 @@ static void test_pvbinder__affinity_operators(void **state)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct ynode *r = y(cases[i].req);
-		assert_int_equal(pvb_affinity_allows(r, &n), cases[i].ok);
+		assert_int_equal(nodeaffinity_allows(r, n.name, n.labels), cases[i].ok);
 		ynode_free(r);
 	}
 	ynode_free(labels);
