@@ -458,6 +458,8 @@ static void pvb__claim_done(void *data, const struct writer_result *res)
 				 a->claim_key, a->vol);
 		keymap_del(b->noted, a->claim_key);
 		workqueue_forget(b->claimq, a->claim_key);
+		/* Its events while the write ran were skipped: look again. */
+		workqueue_add(b->claimq, a->claim_key);
 	}
 	pvb__bind_arg_free(a);
 }
@@ -698,7 +700,12 @@ static void pvb__provisioned(void *data, const struct writer_result *res)
 				  a->ns, a->name, a->uid, "Warning", "ProvisioningFailed",
 				  "failed to provision volume with StorageClass: %s", res->msg);
 		workqueue_add_rate_limited(b->claimq, a->claim_key);
-	} else if (!res->status) {
+	} else {
+		/* The volume's add may have come while the write ran (and was
+		 * skipped): look again. */
+		workqueue_add(b->claimq, a->claim_key);
+	}
+	if (!res->status) {
 		events_record_ref(b->c->events, PVB__COMPONENT, "v1", "PersistentVolumeClaim",
 				  a->ns, a->name, a->uid, "Normal", "ProvisioningSucceeded",
 				  "Successfully provisioned volume %s", a->vol);
