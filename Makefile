@@ -104,6 +104,7 @@ bench: all
 	@bench/dns.sh $(B)
 	@bench/svclat.sh $(B)
 	@bench/jobs.sh $(B)
+	@bench/namespace.sh $(B)
 	@bench/storage.sh $(B)
 
 install: all

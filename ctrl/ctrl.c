@@ -19,6 +19,7 @@
 #include "keymap.h"
 #include "kinds.h"
 #include "log.h"
+#include "namespace.h"
 #include "owners.h"
 #include "podgc.h"
 #include "protection.h"
@@ -184,6 +185,18 @@ static void ctrl__stop_cronjob(void *state)
 	cronjobc_free(state);
 }
 
+static int ctrl__start_namespace(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = nsc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_namespace(void *state)
+{
+	nsc_free(state);
+}
+
 static int ctrl__start_pvbinder(struct ctrl *c, void **state, struct error **err)
 {
 	(void)err;
@@ -229,6 +242,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
     {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
+    {.name = "namespace", .start = ctrl__start_namespace, .stop = ctrl__stop_namespace},
     {.name = "persistentvolume-binder", .start = ctrl__start_pvbinder, .stop = ctrl__stop_pvbinder},
     {.name = "pvc-protection", .start = ctrl__start_pvc_protection, .stop = ctrl__stop_protection},
     {.name = "pv-protection", .start = ctrl__start_pv_protection, .stop = ctrl__stop_protection},

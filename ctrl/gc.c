@@ -23,6 +23,8 @@
 #include <string.h>
 
 #define GC__CONFIRM_MS 300
+#define GC__ORPHAN     "orphan"
+#define GC__FOREGROUND "foregroundDeletion"
 
 struct gc__kind {
 	struct gc *g;
@@ -58,6 +60,35 @@ enum gc_action gc_decide(const enum gc_owner_state *states, size_t n)
 	if (!exists && gone)
 		return GC_DELETE;
 	return GC_REMOVE_REFS;
+}
+
+static bool gc__has_finalizer(const struct ynode *obj, const char *name)
+{
+	const struct ynode *fin = ynode_path(obj, "metadata.finalizers");
+	for (size_t i = 0; fin && fin->type == YNODE_SEQ && i < fin->n; i++) {
+		const char *f = ynode_str(ynode_item(fin, i));
+		if (f && !strcmp(f, name))
+			return true;
+	}
+	return false;
+}
+
+enum gc_owner_step gc_decide_owner(const struct ynode *owner, size_t dependents,
+				   const char **finalizer)
+{
+	*finalizer = NULL;
+	if (!object_is_deleting(owner))
+		return GC_STEP_NONE;
+	if (gc__has_finalizer(owner, GC__ORPHAN))
+		*finalizer = GC__ORPHAN;
+	else if (gc__has_finalizer(owner, GC__FOREGROUND))
+		*finalizer = GC__FOREGROUND;
+	else
+		return GC_STEP_NONE;
+	if (!dependents)
+		return GC_STEP_REMOVE_FINALIZER;
+	return !strcmp(*finalizer, GC__ORPHAN) ? GC_STEP_ORPHAN_DEPENDENTS
+					       : GC_STEP_DELETE_DEPENDENTS;
 }
 
 static void gc__set_free(void *p)
@@ -104,8 +135,15 @@ static void gc__index_refs(struct gc *g, const char *item, const struct ynode *o
 			keymap_set(set, item, NULL);
 		} else if (set) {
 			keymap_del(set, item);
-			if (!keymap_count(set))
+			if (!keymap_count(set)) {
 				keymap_del(g->dependents, uid);
+				/* An owner waiting on its dependents (its
+				 * orphan or foregroundDeletion finalizer) may
+				 * go on now. */
+				const char *owner = keymap_get(g->uids, uid);
+				if (owner)
+					workqueue_add(g->q, owner);
+			}
 		}
 	}
 }
@@ -140,6 +178,9 @@ static void gc__on_add(void *data, const char *key, const struct ynode *obj)
 		gc__index_refs(g, item, obj, true);
 		workqueue_add(g->q, item);
 	}
+	const char *fin;
+	if (gc_decide_owner(obj, 0, &fin) != GC_STEP_NONE)
+		workqueue_add(g->q, item);
 }
 
 static void gc__on_update(void *data, const char *key, const struct ynode *old,
@@ -160,6 +201,9 @@ static void gc__on_update(void *data, const char *key, const struct ynode *old,
 		if (gc__has_refs(obj))
 			workqueue_add(g->q, item);
 	}
+	const char *fin;
+	if (gc_decide_owner(obj, 0, &fin) != GC_STEP_NONE)
+		workqueue_add(g->q, item);
 }
 
 static void gc__on_delete(void *data, const char *key, const struct ynode *old)
@@ -262,6 +306,67 @@ static enum gc_owner_state gc__owner(struct gc *g, const struct ynode *ref, cons
 	return keymap_has(g->orphaning, uid) ? GC_OWNER_ORPHANED : GC_OWNER_GONE;
 }
 
+static int gc__mutate_finalizer(struct ynode *obj, void *arg, struct error **err)
+{
+	(void)err;
+	const char *name = arg;
+	return ynode_seq_remove_str(ynode_path(obj, "metadata.finalizers"), name) > 0;
+}
+
+/* An owner being deleted with our orphan or foregroundDeletion finalizer:
+ * the next step for its dependents, or its finalizer's removal. */
+static void gc__sync_owner(struct gc *g, struct gc__kind *gk, const char *item,
+			   const struct ynode *obj)
+{
+	const char *uid = obj_uid(obj);
+	struct keymap *set = uid ? keymap_get(g->dependents, uid) : NULL;
+	const char *fin;
+	enum gc_owner_step step = gc_decide_owner(obj, set ? keymap_count(set) : 0, &fin);
+	if (step == GC_STEP_NONE)
+		return;
+	if (step == GC_STEP_REMOVE_FINALIZER) {
+		cleanup_free char *path =
+		    obj_path(gk->k->plural, obj_namespace(obj), obj_name(obj));
+		log_debug("garbage collector: %s has no dependents left: removing %s", item, fin);
+		struct gc__op *op = xcalloc(1, sizeof(*op));
+		op->g = g;
+		op->item = xstrdup(item);
+		keymap_set(g->busy, item, NULL);
+		writer_update(g->c->writer, path, gc__mutate_finalizer, (void *)fin, NULL, 0,
+			      gc__done, op);
+		return;
+	}
+	const char *dep;
+	for (size_t i = 0; keymap_next(set, &i, &dep, NULL);) {
+		const char *dkey;
+		struct gc__kind *dk = gc__kind_of(g, dep, &dkey);
+		const struct ynode *d = dk ? informer_get(dk->inf, dkey) : NULL;
+		if (!d || keymap_has(g->busy, dep))
+			continue;
+		cleanup_free char *path = obj_path(dk->k->plural, obj_namespace(d), obj_name(d));
+		struct gc__op *op = xcalloc(1, sizeof(*op));
+		op->g = g;
+		op->item = xstrdup(dep);
+		keymap_set(g->busy, dep, NULL);
+		if (step == GC_STEP_DELETE_DEPENDENTS) {
+			if (object_is_deleting(d)) {
+				keymap_del(g->busy, dep);
+				free(op->item);
+				free(op);
+				continue; /* going already: waited for */
+			}
+			op->delete = true;
+			writer_delete(g->c->writer, path, obj_uid(d), 0, gc__done, op);
+		} else {
+			struct gc__refs *r = xcalloc(1, sizeof(*r));
+			r->uids = xcalloc(1, sizeof(char *));
+			r->uids[r->n++] = xstrdup(uid);
+			writer_update(g->c->writer, path, gc__mutate_remove, r, gc__refs_free, 0,
+				      gc__done, op);
+		}
+	}
+}
+
 static int gc__sync(void *data, const char *item, struct error **err)
 {
 	(void)err;
@@ -272,6 +377,9 @@ static int gc__sync(void *data, const char *item, struct error **err)
 		return 0;
 	const struct ynode *obj = informer_get(gk->inf, key);
 	if (!obj)
+		return 0;
+	gc__sync_owner(g, gk, item, obj);
+	if (keymap_has(g->busy, item))
 		return 0;
 	const struct ynode *refs = ynode_path(obj, "metadata.ownerReferences");
 	if (!refs || refs->type != YNODE_SEQ || !refs->n)

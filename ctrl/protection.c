@@ -55,27 +55,10 @@ int protection_remove_finalizer(struct ynode *o, const char *fin)
 {
 	struct ynode *md = ynode_get(o, "metadata");
 	struct ynode *f = ynode_get(md, "finalizers");
-	if (!f || f->type != YNODE_SEQ)
+	if (!ynode_seq_remove_str(f, fin))
 		return 0;
-	struct ynode *keep = ynode_new_seq();
-	int removed = 0;
-	for (size_t i = 0; i < f->n; i++) {
-		const char *s = ynode_str(ynode_item(f, i));
-		if (s && !strcmp(s, fin))
-			removed = 1;
-		else
-			ynode_append(keep, ynode_clone(ynode_item(f, i)));
-	}
-	if (!removed) {
-		ynode_free(keep);
-		return 0;
-	}
-	if (keep->n)
-		ynode_set(md, "finalizers", keep);
-	else {
-		ynode_free(keep);
+	if (!f->n)
 		ynode_del(md, "finalizers");
-	}
 	return 1;
 }
 

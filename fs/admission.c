@@ -4,6 +4,7 @@
  * pod's priority from its PriorityClass; storage.c: claims' default
  * StorageClass, resizes and the protection finalizers). */
 #include "admission.h"
+#include "nslifecycle.h"
 #include "priority.h"
 #include "storage.h"
 #include "svcindex.h"
@@ -28,7 +29,19 @@ static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
 static const enum kind_id admission__priority[] = {KIND_POD, KIND_PRIORITY_CLASS, KIND_COUNT};
 static const enum kind_id admission__priority_load[] = {KIND_PRIORITY_CLASS, KIND_COUNT};
 
+/* NamespaceLifecycle sees every kind; only Namespaces are its state. */
+static const enum kind_id admission__nslifecycle_load[] = {KIND_NAMESPACE, KIND_COUNT};
+
 static const struct admission_hook admission__table[] = {
+    {
+	.name = "namespace-lifecycle",
+	.load_kinds = admission__nslifecycle_load,
+	.init = nslifecycle_hook_init,
+	.fini = nslifecycle_hook_fini,
+	.load = nslifecycle_hook_load,
+	.reserve = nslifecycle_hook_reserve,
+	.settle = nslifecycle_hook_settle,
+    },
     {
 	.name = "default-storage-class",
 	.kinds = admission__storage_class,

@@ -82,12 +82,6 @@ struct admission_hook {
 	void (*unreserve)(void *state, const struct admission_request *rq, void *claim);
 };
 
-/* Kubernetes' Forbidden for a hook's refusal, -EACCES and
- * `<resource> "<name>" is forbidden: <why>`, the resource as "pods" or
- * "storageclasses.storage.k8s.io". */
-int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
-			...) __attribute__((format(printf, 3, 4)));
-
 /* corral-fs's hooks, in the order they run: adding a hook is one row of
  * this table (admission.c). */
 const struct admission_hook *admission_default_hooks(size_t *n);
@@ -95,6 +89,11 @@ const struct admission_hook *admission_default_hooks(size_t *n);
 struct admission;
 /* What one write's reserve took, hook by hook. */
 struct admission_ticket;
+
+/* A hook's refusal in Kubernetes' words, EACCES:
+ *   <plural>[.<group>] "<name>" is forbidden: <why> */
+int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
+			...) __attribute__((format(printf, 3, 4)));
 
 /* Instantiates hooks (n of them, run in this order) with cfg. */
 struct admission *admission_new(const struct admission_hook *hooks, size_t n,

@@ -1,5 +1,6 @@
 /* object.c: see object.h. */
 #include "object.h"
+#include "finalizers.h"
 #include "ownerref.h"
 #include "timefmt.h"
 #include "util.h"
@@ -277,6 +278,9 @@ int object_build(struct object_build *b, struct error **err)
 
 	if ((r = validate_object(k, obj, old, err)) < 0)
 		return r;
+	enum finalizers_verdict verdict;
+	if ((r = finalizers_decide(k, old, obj, &verdict, err)) < 0)
+		return r;
 
 	/* Server-set fields come from the stored object, or are made now. */
 	md = ynode_get_map(obj, "metadata");
@@ -295,6 +299,8 @@ int object_build(struct object_build *b, struct error **err)
 		ctime = tbuf;
 	}
 	ynode_set(md, "creationTimestamp", ynode_new_str(ctime));
+	if (old)
+		finalizers_carry(old, obj);
 	/* A placeholder, so that the store sets it in its sorted place. */
 	ynode_set(md, "resourceVersion", ynode_new_str("0"));
 	if (!ynode_get(obj, "status") && old && ynode_get(old, "status"))
@@ -322,6 +328,7 @@ int object_build(struct object_build *b, struct error **err)
 	}
 
 	b->decl_changed = !old || !ynode_equal(old_decl, new_decl);
+	b->gone = verdict == FINALIZERS_DELETE;
 	if (stale_rv) {
 		/* Written over a version that is no longer the stored one, but
 		 * nothing declared changed since it was read (checked above):

@@ -4,8 +4,9 @@
  * validates and defaults it for its kind, carries the server-set metadata
  * (uid, creationTimestamp, generation) and the status over from the stored
  * object, and works out the declared form and a commit message for the
- * history. It does no I/O: the caller reads the old object and stores the
- * new one. */
+ * history. An object being deleted keeps its deletionTimestamp, and may
+ * only lose finalizers (finalizers.h). It does no I/O: the caller reads the old object and stores
+ * the new one. */
 #ifndef CORRAL_FS_OBJECT_H
 #define CORRAL_FS_OBJECT_H
 
@@ -35,6 +36,8 @@ struct object_build {
 	char *declared;	   /* declared form for the history, or NULL */
 	char *message;	   /* commit message, when declared is set */
 	bool decl_changed; /* the declared part differs from the stored one */
+	bool gone;	   /* the write removed the last finalizer of an object
+			      being deleted: it is to be deleted (finalizers.h) */
 };
 
 int object_build(struct object_build *b, struct error **err);

@@ -300,6 +300,8 @@ static char *fs__ino_path(struct fs *fs, uint64_t ino)
 
 /* ---- the write path ---- */
 
+static int fs__load_one(void *data, const char *key, const struct store_record *rec);
+
 int fs__write(struct fs *fs, const struct write_target *t, const char *text, size_t len,
 	      const char *author, struct blob **out, uint64_t *rv, struct error **err)
 {
@@ -307,6 +309,11 @@ int fs__write(struct fs *fs, const struct write_target *t, const char *text, siz
 	int r = write_object(fs->store, fs->admission, t, text, len, author, &res, err);
 	if (r < 0)
 		return r;
+	if (r == WRITE_GONE) {
+		*out = NULL;
+		*rv = 0;
+		return r;
+	}
 	*out = blob_new(res.yaml, res.len);
 	*rv = res.rv;
 	write_result_clear(&res);
@@ -511,6 +518,38 @@ static void fs__undo_pending(struct fs *fs, uint64_t ino, const char *key)
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 }
 
+/* The object of node ino was deleted by a write that removed its last
+ * finalizer (or by the namespace controller's, for a Namespace): its node
+ * leaves the tree, and a Namespace's folder with it. */
+static void fs__forget_object(struct fs *fs, uint64_t ino, const struct write_target *t)
+{
+	uint64_t dir_ino = 0;
+	cleanup_free char *name = NULL;
+	struct node *n = fs__relock(fs, ino);
+	if (n && n->parent) {
+		dir_ino = n->parent->ino;
+		name = xstrdup(n->name);
+		tree_unlink(fs->tree, n);
+	}
+	FS_UNLOCK(fs);
+	if (name)
+		notifier_inval_entry(fs->notifier, dir_ino, name);
+	if (t->kind->namespace_object)
+		namespace_forget(fs, t->name);
+}
+
+/* A deletion left the object of node n (in folder dir) in the store,
+ * being deleted (it has finalizers): its node shows what is stored now.
+ * Write lock held. */
+static void fs__show_kept(struct fs *fs, struct node *n, const char *key)
+{
+	struct store_record rec = {0};
+	if (store_get(fs->store, key, &rec, NULL) < 0)
+		return;
+	fs__set_content(n, blob_new(rec.yaml, rec.len), rec.rv);
+	store_record_clear(&rec);
+}
+
 /* Commits the bytes as the object n stands for, or records why not.
  * Returns 0 or a positive errno. */
 static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const char *text,
@@ -538,6 +577,12 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 		fs__undo_pending(fs, ino, t.key);
 		fs__target_clear(&t);
 		return e;
+	}
+	if (r == WRITE_GONE) {
+		/* The last finalizer went: so did the object. */
+		fs__forget_object(fs, ino, &t.w);
+		fs__target_clear(&t);
+		return 0;
 	}
 	n = fs__relock(fs, ino);
 	if (n)
@@ -742,9 +787,14 @@ static int fs__rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		FS_UNLOCK(fs);
 		return ENOTDIR;
 	}
-	if ((n->type == NODE_KIND && n->ns) || n->type == NODE_LOGS) {
-		/* An empty kind folder (or logs/) may go (rm -r does that);
-		 * it comes back when looked up. */
+	if (n->type == NODE_KIND && n->ns) {
+		int e = namespace_rmdir_kind(fs, n);
+		FS_UNLOCK(fs);
+		return e;
+	}
+	if (n->type == NODE_LOGS) {
+		/* An empty logs/ may go (rm -r does that); it comes back when
+		 * looked up. */
 		int e = n->nkids ? ENOTEMPTY : 0;
 		if (!e)
 			tree_unlink(fs->tree, n);
@@ -759,7 +809,7 @@ static int fs__rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	uint64_t nsroot_ino = dir->ino;
 	FS_UNLOCK(fs);
-	int e = namespace_delete(req, fs, nsroot_ino, name);
+	int e = namespace_delete(req, fs, nsroot_ino, name, true);
 	if (!e) {
 		cleanup_free char *fname = xasprintf("%s.yaml", name);
 		notifier_inval_entry(fs->notifier, nsroot_ino, fname);
@@ -828,9 +878,19 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 				struct error *err = NULL;
 				struct write_target wt = {
 				    .kind = mk, .ns = ns, .name = oname, .key = moved};
-				if (fs__delete(fs, &wt, author, &err) < 0)
+				int dr = fs__delete(fs, &wt, author, &err);
+				if (dr < 0)
 					log_warn("deleting %s: %s", moved, err ? err->msg : "?");
 				error_free(err);
+				store_record_clear(&rec);
+				if (dr == WRITE_KEPT &&
+				    store_get(fs->store, moved, &rec, NULL) == 0) {
+					/* It has finalizers: it stays, being
+					 * deleted, and its file comes back. */
+					FS_LOCK_W(fs);
+					fs__load_one(fs, moved, &rec);
+					FS_UNLOCK(fs);
+				}
 			}
 			store_record_clear(&rec);
 		}
@@ -840,7 +900,7 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		uint64_t nsroot_ino = dir->ino;
 		cleanup_free char *base = fs__base(name);
 		FS_UNLOCK(fs);
-		int e = namespace_delete(req, fs, nsroot_ino, base);
+		int e = namespace_delete(req, fs, nsroot_ino, base, false);
 		if (!e)
 			notifier_inval_entry(fs->notifier, nsroot_ino, base);
 		return e;
@@ -865,9 +925,18 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	error_free(err);
 	dir = fs__relock(fs, parent);
 	n = dir ? tree_child(fs->tree, dir, name) : NULL;
-	if (n)
+	uint64_t kept_ino = 0;
+	if (n && r == WRITE_KEPT) {
+		/* It has finalizers: rm succeeds and the file stays, being
+		 * deleted (the kernel looks it up again). */
+		fs__show_kept(fs, n, t.key);
+		kept_ino = n->ino;
+	} else if (n) {
 		tree_unlink(fs->tree, n);
+	}
 	FS_UNLOCK(fs);
+	if (kept_ino)
+		fuse_lowlevel_notify_inval_inode(fs->se, kept_ino, 0, 0);
 	fs__target_clear(&t);
 	return 0;
 }
@@ -1114,6 +1183,22 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	n = fs__relock(fs, ino);
 	ndir = tree_by_ino(fs->tree, newparent);
 	old = ndir ? tree_child(fs->tree, ndir, newname) : NULL;
+	if (r == WRITE_GONE) {
+		/* Renamed over an object being deleted, without its last
+		 * finalizer: both files go with it. */
+		if (old && old != n)
+			tree_unlink(fs->tree, old);
+		if (n) {
+			atomic_fetch_sub(&fs->scratch_bytes, n->type == NODE_SCRATCH ? n->size : 0);
+			tree_unlink(fs->tree, n);
+		}
+		FS_UNLOCK(fs);
+		notifier_inval_entry(fs->notifier, newparent, newname);
+		if (t.kind->namespace_object)
+			namespace_forget(fs, t.name);
+		fs__target_clear(&t);
+		return 0;
+	}
 	if (n && ndir) {
 		if (old && old != n)
 			tree_unlink(fs->tree, old);
@@ -2152,7 +2237,8 @@ static int fs__load_one(void *data, const char *key, const struct store_record *
 static int fs__admission_load_dir(struct fs *fs, struct node *dir, size_t *count,
 				  struct error **err)
 {
-	if (!dir || dir->type != NODE_KIND || !admission_wants_load(fs->admission, dir->kind))
+	if (!dir || (dir->type != NODE_KIND && dir->type != NODE_NSROOT) ||
+	    !admission_wants_load(fs->admission, dir->kind))
 		return 0;
 	for (struct node *o = dir->first; o; o = o->next) {
 		if (o->type != NODE_OBJECT)
@@ -2189,6 +2275,7 @@ static int fs__admission_load(struct fs *fs, struct error **err)
 			r = fs__admission_load_dir(fs, d, &count, err);
 		if (d->type != NODE_NSROOT)
 			continue;
+		r = fs__admission_load_dir(fs, d, &count, err); /* the Namespaces */
 		for (struct node *ns = d->first; ns && r == 0; ns = ns->next)
 			for (struct node *kd = ns->type == NODE_NS ? ns->first : NULL; kd && r == 0;
 			     kd = kd->next)

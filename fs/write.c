@@ -9,6 +9,7 @@
  * turn comes. The retry loop is left for writers that do not take the key
  * (none in corral-fs today). */
 #include "write.h"
+#include "finalizers.h"
 #include "object.h"
 #include "util.h"
 #include "ynode.h"
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WRITE__ATTEMPTS 32 /* rebuilds on a conflict before giving up */
 
@@ -57,12 +59,13 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		}
 
 		/* Admission: the hooks see the stored object as object_build
-		 * parsed it. */
+		 * parsed it; the write that removed an object's last finalizer
+		 * as its deletion. */
 		struct admission_request rq = {.kind = t->kind,
 					       .ns = t->ns,
 					       .name = t->name,
 					       .owner = owner,
-					       .obj = b.obj,
+					       .obj = b.gone ? NULL : b.obj,
 					       .old = b.old};
 		struct admission_ticket *ticket = NULL;
 		r = admission_reserve(adm, &rq, &ticket, err);
@@ -71,14 +74,23 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 			object_build_clear(&b);
 			return r;
 		}
-		if (rq.changed && b.declared) {
+		if (rq.changed && b.declared && !b.gone) {
 			free(b.declared);
 			b.declared = object_declared(t->kind, b.obj);
+		}
+		if (b.gone) {
+			/* One deletion commit, as a deletion's. */
+			free(b.declared);
+			free(b.message);
+			b.declared = NULL;
+			b.message = object_in_history(t->kind, old.yaml, old.len)
+					? object_delete_message(t->kind, t->ns, t->name)
+					: NULL;
 		}
 
 		/* Store. */
 		struct store_change c = {.key = t->key,
-					 .obj = b.obj,
+					 .obj = b.gone ? NULL : b.obj,
 					 .expect_rv = have_old ? old.rv : 0,
 					 .history_path = b.message ? hpath : NULL,
 					 .history_yaml = b.declared,
@@ -106,6 +118,11 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 			return r;
 		}
 		error_free(serr);
+		if (b.gone) {
+			free(c.yaml);
+			memset(out, 0, sizeof(*out));
+			return WRITE_GONE;
+		}
 		out->yaml = c.yaml;
 		out->len = c.yaml_len;
 		out->rv = c.rv;
@@ -127,19 +144,36 @@ static int write__delete(struct store *s, struct admission *adm, const struct wr
 		bool hist = object_in_history(t->kind, old.yaml, old.len);
 		uint64_t old_rv = old.rv;
 		cleanup_ynode struct ynode *old_obj = NULL;
-		if (admission_applies(adm, t->kind))
-			yaml_parse_one(old.yaml, old.len, &old_obj, NULL);
+		yaml_parse_one(old.yaml, old.len, &old_obj, NULL);
 		store_record_clear(&old);
-		struct admission_request rq = {
-		    .kind = t->kind, .ns = t->ns, .name = t->name, .owner = owner, .old = old_obj};
+		enum finalizers_verdict v = FINALIZERS_DELETE;
+		if (old_obj)
+			finalizers_decide(t->kind, old_obj, NULL, &v, NULL);
+		if (v == FINALIZERS_KEEP)
+			return WRITE_KEPT; /* being deleted already: nothing changes */
+		/* An object with finalizers is marked, not removed: an update,
+		 * to the hooks as to the store, outside the history (nothing
+		 * declared changes). */
+		cleanup_ynode struct ynode *marked = NULL;
+		if (v == FINALIZERS_MARK) {
+			marked = ynode_clone(old_obj);
+			finalizers_mark(t->kind, marked, time(NULL));
+		}
+		struct admission_request rq = {.kind = t->kind,
+					       .ns = t->ns,
+					       .name = t->name,
+					       .owner = owner,
+					       .obj = marked,
+					       .old = old_obj};
 		struct admission_ticket *ticket = NULL;
 		r = admission_reserve(adm, &rq, &ticket, err);
 		if (r < 0)
 			return r;
 		struct store_change c = {.key = t->key,
+					 .obj = marked,
 					 .expect_rv = old_rv,
-					 .history_path = hist ? hpath : NULL,
-					 .message = msg,
+					 .history_path = hist && !marked ? hpath : NULL,
+					 .message = marked ? NULL : msg,
 					 .author = author};
 		struct error *serr = NULL;
 		r = store_apply(s, &c, &serr);
@@ -147,6 +181,7 @@ static int write__delete(struct store *s, struct admission *adm, const struct wr
 			admission_unreserve(adm, &rq, ticket);
 		else
 			admission_settle(adm, &rq, ticket);
+		free(c.yaml);
 		if (r == -EAGAIN && attempt < WRITE__ATTEMPTS) {
 			error_free(serr);
 			continue;
@@ -155,7 +190,7 @@ static int write__delete(struct store *s, struct admission *adm, const struct wr
 			*err = serr;
 		else
 			error_free(serr);
-		return r;
+		return r < 0 ? r : marked ? WRITE_KEPT : 0;
 	}
 }
 

@@ -38,13 +38,24 @@ struct write_result {
 	uint64_t rv; /* its resourceVersion */
 };
 
+/* What a write or deletion did besides the plain case (finalizers.h). */
+enum {
+	WRITE_GONE = 1, /* write_object: the write removed the last finalizer
+			   of an object being deleted: it is deleted, out is
+			   empty */
+	WRITE_KEPT = 1, /* write_delete: the object has finalizers: it stays,
+			   being deleted (deletionTimestamp set now or before) */
+};
+
 /* Writes text as the object t on behalf of author ("name <email>"). adm
- * may be NULL (no hooks). */
+ * may be NULL (no hooks). 0 or WRITE_GONE, or -errno. */
 int write_object(struct store *s, struct admission *adm, const struct write_target *t,
 		 const char *text, size_t len, const char *author, struct write_result *out,
 		 struct error **err);
 /* Deletes the object t; -ENOENT when it is not stored. The hooks see the
- * deletion (request obj NULL). */
+ * deletion (request obj NULL). An object with finalizers is not removed:
+ * it gets its deletionTimestamp (the hooks see that update) and
+ * WRITE_KEPT is returned, as it is for one being deleted already. */
 int write_delete(struct store *s, struct admission *adm, const struct write_target *t,
 		 const char *author, struct error **err);
 void write_result_clear(struct write_result *r);

@@ -305,8 +305,13 @@ static void informer__gone(struct informer *inf, struct informer__ns *ns, const 
 	cleanup_free char *dir = informer__kind_dir(inf, ns);
 	cleanup_free char *path = xasprintf("%s/%s.yaml", dir, name);
 	struct stat st;
-	if (lstat(path, &st) == 0)
-		return; /* replaced already: its own close or rename event follows */
+	if (lstat(path, &st) == 0) {
+		/* Replaced already (its own close or rename event follows), or
+		 * not removed: an object with finalizers stays, being deleted,
+		 * and only a read shows its deletionTimestamp. */
+		informer__refresh(inf, ns, name);
+		return;
+	}
 	if (errno != ENOENT && errno != ENOTDIR) {
 		/* Cannot tell (the file system is failing): keep it. */
 		log_warn("informer %s: %s: %s", inf->plural, path, strerror(errno));
@@ -653,6 +658,12 @@ static void informer__on_root_event(struct informer *inf, const struct inotify_e
 		if (informer__ns_attach(inf, ns) == INFORMER__PENDING)
 			informer__schedule_retry(inf);
 	} else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
+		/* An rmdir that left the namespace Terminating leaves its
+		 * folder (and its kind folders' watches) in place. */
+		cleanup_free char *dir = xasprintf("%s/%s", inf->root, ev->name);
+		struct stat st;
+		if (lstat(dir, &st) == 0)
+			return;
 		struct informer__ns *ns = informer__ns_get(inf, ev->name, false);
 		if (ns)
 			informer__ns_drop(inf, ns);
@@ -663,6 +674,16 @@ static void informer__on_kind_event(struct informer *inf, struct informer__ns *n
 				    const struct inotify_event *ev)
 {
 	char *name = NULL;
+	if ((ev->mask & IN_ISDIR) && ev->len && (ev->mask & (IN_DELETE | IN_MOVED_FROM)) &&
+	    ev->name[0] != '.') {
+		/* namespaces/: the rmdir of a namespace's folder changes its
+		 * Namespace (Terminating), or removed it with the folder. */
+		cleanup_free char *file = xasprintf("%s.yaml", ev->name);
+		if (informer__object_name(file, &name))
+			informer__refresh(inf, ns, name);
+		free(name);
+		return;
+	}
 	if ((ev->mask & IN_ISDIR) || !ev->len || !informer__object_name(ev->name, &name))
 		return;
 	if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO))

@@ -241,6 +241,24 @@ void ynode_append(struct ynode *seq, struct ynode *item)
 	seq->items[seq->n++] = item;
 }
 
+size_t ynode_seq_remove_str(struct ynode *seq, const char *s)
+{
+	size_t removed = 0, j = 0;
+	if (!seq || seq->type != YNODE_SEQ)
+		return 0;
+	for (size_t i = 0; i < seq->n; i++) {
+		const char *t = ynode_str(seq->items[i]);
+		if (t && !strcmp(t, s)) {
+			ynode_free(seq->items[i]);
+			removed++;
+		} else {
+			seq->items[j++] = seq->items[i];
+		}
+	}
+	seq->n = j;
+	return removed;
+}
+
 struct ynode *ynode_path(const struct ynode *root, const char *path)
 {
 	const struct ynode *cur = root;

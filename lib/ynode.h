@@ -69,6 +69,9 @@ struct ynode *ynode_get_map(struct ynode *map, const char *key);
 
 /* Sequences. ynode_append() takes ownership of item. */
 void ynode_append(struct ynode *seq, struct ynode *item);
+/* Removes (and frees) every scalar item of seq whose text is s; returns how
+ * many. seq may be NULL or not a sequence: 0. */
+size_t ynode_seq_remove_str(struct ynode *seq, const char *s);
 #define ynode_item(seq, i) ((seq)->items[(i)])
 
 /* Path access: "spec.template.spec.containers", "spec.containers[0].name".

@@ -7,6 +7,9 @@
 #include <cmocka.h>
 
 #include "gc.h"
+#include "testlib.h"
+
+#include <string.h>
 
 static enum gc_action decide(size_t n, ...)
 {
@@ -49,6 +52,43 @@ static void test_gc__orphaning_keeps_the_dependent(void **state)
 	assert_int_equal(decide(2, GC_OWNER_ORPHANED, GC_OWNER_GONE), GC_DELETE);
 }
 
+static enum gc_owner_step owner_step(const char *meta, size_t deps, const char **fin)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: o\n%s",
+		 meta);
+	struct ynode *o = y(buf);
+	enum gc_owner_step s = gc_decide_owner(o, deps, fin);
+	ynode_free(o);
+	return s;
+}
+
+#define DELETING "  deletionTimestamp: '2026-12-01T10:00:00Z'\n"
+
+static void test_gc__owner_finalizers(void **state)
+{
+	(void)state;
+	const char *fin;
+	/* Not being deleted, or no finalizer of the collector's: nothing. */
+	assert_int_equal(owner_step("  finalizers: [orphan]\n", 2, &fin), GC_STEP_NONE);
+	assert_int_equal(owner_step("  finalizers: [example.com/x]\n" DELETING, 2, &fin),
+			 GC_STEP_NONE);
+	/* orphan: the dependents lose their references, then it goes. */
+	assert_int_equal(owner_step("  finalizers: [orphan]\n" DELETING, 2, &fin),
+			 GC_STEP_ORPHAN_DEPENDENTS);
+	assert_string_equal(fin, "orphan");
+	assert_int_equal(owner_step("  finalizers: [orphan]\n" DELETING, 0, &fin),
+			 GC_STEP_REMOVE_FINALIZER);
+	assert_string_equal(fin, "orphan");
+	/* foregroundDeletion: the dependents are deleted first. */
+	assert_int_equal(
+	    owner_step("  finalizers: [example.com/x, foregroundDeletion]\n" DELETING, 1, &fin),
+	    GC_STEP_DELETE_DEPENDENTS);
+	assert_string_equal(fin, "foregroundDeletion");
+	assert_int_equal(owner_step("  finalizers: [foregroundDeletion]\n" DELETING, 0, &fin),
+			 GC_STEP_REMOVE_FINALIZER);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -56,6 +96,7 @@ int main(void)
 	    cmocka_unit_test(test_gc__owner_present_keeps),
 	    cmocka_unit_test(test_gc__one_owner_left_drops_the_others),
 	    cmocka_unit_test(test_gc__orphaning_keeps_the_dependent),
+	    cmocka_unit_test(test_gc__owner_finalizers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

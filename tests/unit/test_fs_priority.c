@@ -175,24 +175,22 @@ static const char *stored_str(const struct ynode *o, const char *path)
 
 /* ---- tests ---- */
 
-static void test_priority__hook_is_the_second_for_pods_and_classes(void **state)
+static void test_priority__hook_follows_service_addresses_for_pods_and_classes(void **state)
 {
 	struct fixture *f = *state;
 	size_t n;
 	const struct admission_hook *hooks = admission_default_hooks(&n);
-	/* After the Service addresses, as in Kubernetes' order (the storage
-	 * hooks come before both). */
-	size_t svc = n, prio = n;
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(hooks[i].name, "service-addresses"))
-			svc = i;
-		if (!strcmp(hooks[i].name, "priority"))
-			prio = i;
-	}
-	assert_true(svc < n && prio < n && svc < prio);
+	size_t p = 0, s = 0;
+	while (p < n && strcmp(hooks[p].name, "priority") != 0)
+		p++;
+	while (s < n && strcmp(hooks[s].name, "service-addresses") != 0)
+		s++;
+	assert_true(p < n && s < p); /* after the Service addresses */
 	assert_true(admission_applies(f->a, kinds_by_kind("Pod")));
 	assert_true(admission_applies(f->a, kinds_by_kind("PriorityClass")));
-	assert_false(admission_applies(f->a, kinds_by_kind("Deployment")));
+	struct admission *only = admission_new(&hooks[p], 1, NULL);
+	assert_false(admission_applies(only, kinds_by_kind("Deployment")));
+	admission_free(only);
 	/* At start it wants the classes, not every pod. */
 	assert_true(admission_wants_load(f->a, kinds_by_kind("PriorityClass")));
 	assert_false(admission_wants_load(f->a, kinds_by_kind("Pod")));
@@ -427,7 +425,7 @@ static void test_priority__default_in_flight_is_held(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    T(test_priority__hook_is_the_second_for_pods_and_classes),
+	    T(test_priority__hook_follows_service_addresses_for_pods_and_classes),
 	    T(test_priority__pod_gets_its_class_value),
 	    T(test_priority__pod_without_class_gets_the_default),
 	    T(test_priority__missing_class_is_refused_and_store_unchanged),

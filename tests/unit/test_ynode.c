@@ -1460,6 +1460,23 @@ static void test_ynode__equal_treats_null_spellings_alike(void **state)
 	assert_false(ynode_equal(a, s));
 }
 
+static void test_ynode__seq_remove_str_removes_every_copy(void **state)
+{
+	(void)state;
+	struct ynode *doc = NULL;
+	assert_int_equal(
+	    yaml_parse_one("[a, kubernetes, b, kubernetes, [kubernetes]]", 44, &doc, NULL), 0);
+	assert_int_equal(ynode_seq_remove_str(doc, "kubernetes"), 2);
+	assert_int_equal(doc->n, 3);
+	assert_string_equal(ynode_str(ynode_item(doc, 0)), "a");
+	assert_string_equal(ynode_str(ynode_item(doc, 1)), "b");
+	assert_int_equal(ynode_item(doc, 2)->type, YNODE_SEQ);
+	assert_int_equal(ynode_seq_remove_str(doc, "z"), 0);
+	assert_int_equal(ynode_seq_remove_str(NULL, "a"), 0);
+	assert_int_equal(ynode_seq_remove_str(ynode_item(doc, 0), "a"), 0); /* a scalar */
+	ynode_free(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1543,6 +1560,7 @@ int main(void)
 	    cmocka_unit_test(test_ynode__equal_ignores_mapping_order),
 	    cmocka_unit_test(test_ynode__equal_sees_every_difference),
 	    cmocka_unit_test(test_ynode__equal_treats_null_spellings_alike),
+	    cmocka_unit_test(test_ynode__seq_remove_str_removes_every_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
