@@ -75,6 +75,11 @@ rm -f "$M/namespaces/base/persistentvolumeclaims/"*.yaml "$M/persistentvolumes/"
 CTRL=$!
 for _ in $(seq 100); do grep -q 'controllers started' "$T/ctrl.log" && break; sleep 0.05; done
 grep -q 'controllers started' "$T/ctrl.log" || die "corral-ctrl did not start: $(tail -3 "$T/ctrl.log")"
+# the baseline's objects carry the protection finalizers: they go once
+# the protection controllers have let them go
+base_gone() { ! ls "$M/namespaces/base/persistentvolumeclaims/" "$M/persistentvolumes/" | grep -q '^\(c\|base-v\)[0-9]*\.yaml$'; }
+for _ in $(seq $((WAIT_MAX * 10))); do base_gone && break; sleep 0.1; done
+base_gone || die "the baseline's objects did not go"
 echo "bench: $N volumes, then $N claims, with the binder" >&2
 write_volumes bench
 available() { [ "$(grep -l '^  phase: Available' "$M/persistentvolumes/"bench-*.yaml 2>/dev/null | wc -l)" -ge "$N" ]; }
