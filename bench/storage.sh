@@ -5,15 +5,17 @@
 #   1. baseline: BENCH_CLAIMS (1,000) PersistentVolumes and as many claims
 #      written by one shell (no controller running): the time to write the
 #      2,000 objects;
-#   2. the same objects again into a fresh namespace and volume names with
-#      corral-ctrl running: the volumes first, then the claims; time from
-#      the first claim's write until every claim is Bound.
+#   2. cold: corral-ctrl started on them; time from its start until every
+#      claim is Bound (the issue's target, at most 5 s);
+#   3. live: as many volumes and claims again, in a second namespace,
+#      written while the binder runs: the volumes first, then the claims;
+#      time from the first claim's write until every claim is Bound.
 # Sizes are mixed (1-200Gi); the claims' requests are the volumes' sizes in
 # another order, so that smallest fit binds every claim to a volume of
 # exactly its size: the run checks that, that every claim is bound, and
 # that no volume is bound twice (distinct volumeNames, each volume's
 # claimRef naming its claim). Prints a table: metric, corral, baseline,
-# ratio; the issue's target is all bound in at most 5 s. Asserts nothing
+# ratio. Asserts nothing
 # about time; fails when a check fails or it cannot measure.
 set -u
 die() { echo "bench: $*" >&2; exit 1; }
@@ -67,20 +69,21 @@ write_volumes base
 write_claims base
 t1=$(now_ms)
 BASE_MS=$((t1 - t0))
-# the baseline's objects go, so that the binder starts on an empty cluster
-rm -f "$M/namespaces/base/persistentvolumeclaims/"*.yaml "$M/persistentvolumes/"base-*.yaml
+# bound NS: every claim of NS is Bound
+bound() { [ "$(grep -l '^  phase: Bound' "$M/namespaces/$1/persistentvolumeclaims/"*.yaml 2>/dev/null | wc -l)" -ge "$N" ]; }
+nbound() { grep -l '^  phase: Bound' "$M/namespaces/$1/persistentvolumeclaims/"*.yaml 2>/dev/null | wc -l; }
 
+echo "bench: the binder started on them" >&2
+t0=$(now_ms)
 "$B/corral-ctrl" --mount "$M" --leader-elect=false \
 	--controllers persistentvolume-binder,pvc-protection,pv-protection >"$T/ctrl.log" 2>&1 &
 CTRL=$!
-for _ in $(seq 100); do grep -q 'controllers started' "$T/ctrl.log" && break; sleep 0.05; done
-grep -q 'controllers started' "$T/ctrl.log" || die "corral-ctrl did not start: $(tail -3 "$T/ctrl.log")"
-# the baseline's objects carry the protection finalizers: they go once
-# the protection controllers have let them go
-base_gone() { ! ls "$M/namespaces/base/persistentvolumeclaims/" "$M/persistentvolumes/" | grep -q '^\(c\|base-v\)[0-9]*\.yaml$'; }
-for _ in $(seq $((WAIT_MAX * 10))); do base_gone && break; sleep 0.1; done
-base_gone || die "the baseline's objects did not go"
-echo "bench: $N volumes, then $N claims, with the binder" >&2
+for _ in $(seq $((WAIT_MAX * 20))); do bound base && break; sleep 0.05; done
+t1=$(now_ms)
+bound base || die "not every claim bound within ${WAIT_MAX}s ($(nbound base) of $N)"
+COLD_MS=$((t1 - t0))
+
+echo "bench: $N more volumes, then $N more claims, written while the binder runs" >&2
 write_volumes bench
 available() { [ "$(grep -l '^  phase: Available' "$M/persistentvolumes/"bench-*.yaml 2>/dev/null | wc -l)" -ge "$N" ]; }
 for _ in $(seq $((WAIT_MAX * 10))); do available && break; sleep 0.1; done
@@ -88,30 +91,35 @@ available || die "the volumes did not all become Available"
 t0=$(now_ms)
 write_claims bench
 t_written=$(now_ms)
-CL=$M/namespaces/bench/persistentvolumeclaims
-bound() { [ "$(grep -l '^  phase: Bound' "$CL"/*.yaml 2>/dev/null | wc -l)" -ge "$N" ]; }
-for _ in $(seq $((WAIT_MAX * 20))); do bound && break; sleep 0.05; done
+for _ in $(seq $((WAIT_MAX * 20))); do bound bench && break; sleep 0.05; done
 t1=$(now_ms)
-bound || die "not every claim bound within ${WAIT_MAX}s ($(grep -l '^  phase: Bound' "$CL"/*.yaml | wc -l) of $N)"
-BIND_MS=$((t1 - t0))
+bound bench || die "not every claim bound within ${WAIT_MAX}s ($(nbound bench) of $N)"
+LIVE_MS=$((t1 - t0))
 
 # ---- the checks ----
 bad=0
 declare -A seen
-for ((j = 0; j < N; j++)); do
-	f=$CL/c$j.yaml
-	v=$(sed -n 's/^  volumeName: //p' "$f")
-	[ -n "$v" ] || { echo "bench: c$j names no volume" >&2; bad=$((bad + 1)); continue; }
-	[ -z "${seen[$v]:-}" ] || { echo "bench: $v bound twice (c${seen[$v]} and c$j)" >&2; bad=$((bad + 1)); }
-	seen[$v]=$j
-	want=$(size "$(req "$j")")
-	got=$(sed -n 's/^    storage: \([0-9]*\)Gi$/\1/p' "$M/persistentvolumes/$v.yaml" | head -1)
-	[ "$got" = "$want" ] || { echo "bench: c$j (${want}Gi) bound to $v (${got}Gi): not the smallest fit" >&2; bad=$((bad + 1)); }
-	grep -A8 '  claimRef:' "$M/persistentvolumes/$v.yaml" | grep -q "name: c$j\$" ||
-		{ echo "bench: $v's claimRef does not name c$j" >&2; bad=$((bad + 1)); }
-done
+check_set() { # NS PREFIX
+	local j f v want got
+	for ((j = 0; j < N; j++)); do
+		f=$M/namespaces/$1/persistentvolumeclaims/c$j.yaml
+		v=$(sed -n 's/^  volumeName: //p' "$f")
+		[ -n "$v" ] || { echo "bench: $1/c$j names no volume" >&2; bad=$((bad + 1)); continue; }
+		case $v in "$2"-v*) ;; *) echo "bench: $1/c$j bound to $v, not one of $2-*" >&2; bad=$((bad + 1)) ;; esac
+		[ -z "${seen[$v]:-}" ] || { echo "bench: $v bound twice (${seen[$v]} and $1/c$j)" >&2; bad=$((bad + 1)); }
+		seen[$v]=$1/c$j
+		want=$(size "$(req "$j")")
+		got=$(sed -n 's/^    storage: \([0-9]*\)Gi$/\1/p' "$M/persistentvolumes/$v.yaml" | head -1)
+		[ "$got" = "$want" ] || { echo "bench: $1/c$j (${want}Gi) bound to $v (${got}Gi): not the smallest fit" >&2; bad=$((bad + 1)); }
+		grep -A8 '  claimRef:' "$M/persistentvolumes/$v.yaml" | grep -q "name: c$j\$" ||
+			{ echo "bench: $v's claimRef does not name c$j" >&2; bad=$((bad + 1)); }
+	done
+}
+check_set base base
+check_set bench bench
 [ "$bad" = 0 ] || die "$bad check(s) failed"
-printf '%-52s %10s %10s %8s\n' metric corral baseline ratio
-printf '%-52s %10s %10s %8s\n' "$N claims all bound, ms [writing $((2 * N)) objects]" "$BIND_MS" "$BASE_MS" "$(ratio "$BIND_MS" "$BASE_MS")"
-printf '%-52s %10s\n' "  of which writing the $N claims, ms" "$((t_written - t0))"
-echo "checked: $N of $N bound, each to a volume of exactly its size (smallest fit), no volume bound twice; target: all bound in <= 5000 ms"
+printf '%-58s %10s %10s %8s\n' metric corral baseline ratio
+printf '%-58s %10s %10s %8s\n' "$N claims bound from a cold start, ms [writing $((2 * N)) objects]" "$COLD_MS" "$BASE_MS" "$(ratio "$COLD_MS" "$BASE_MS")"
+printf '%-58s %10s %10s %8s\n' "$N claims written and bound live, ms [writing $((2 * N)) objects]" "$LIVE_MS" "$BASE_MS" "$(ratio "$LIVE_MS" "$BASE_MS")"
+printf '%-58s %10s\n' "  of which writing the $N claims, ms" "$((t_written - t0))"
+echo "checked: $((2 * N)) of $((2 * N)) claims bound, each to a volume of exactly its size (smallest fit), no volume bound twice; target: $N bound in <= 5000 ms"
