@@ -105,6 +105,7 @@ bench: all
 	@bench/svclat.sh $(B)
 	@bench/jobs.sh $(B)
 	@bench/namespace.sh $(B)
+	@bench/storage.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

@@ -22,6 +22,8 @@
 #include "namespace.h"
 #include "owners.h"
 #include "podgc.h"
+#include "protection.h"
+#include "pvbinder.h"
 #include "replicaset.h"
 #include "serviceip.h"
 #include "ttl.h"
@@ -195,6 +197,37 @@ static void ctrl__stop_namespace(void *state)
 	nsc_free(state);
 }
 
+static int ctrl__start_pvbinder(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = pvbinder_new(c);
+	return 0;
+}
+
+static void ctrl__stop_pvbinder(void *state)
+{
+	pvbinder_free(state);
+}
+
+static int ctrl__start_pvc_protection(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = protection_new(c, false);
+	return 0;
+}
+
+static int ctrl__start_pv_protection(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = protection_new(c, true);
+	return 0;
+}
+
+static void ctrl__stop_protection(void *state)
+{
+	protection_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -210,6 +243,9 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
     {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
     {.name = "namespace", .start = ctrl__start_namespace, .stop = ctrl__stop_namespace},
+    {.name = "persistentvolume-binder", .start = ctrl__start_pvbinder, .stop = ctrl__stop_pvbinder},
+    {.name = "pvc-protection", .start = ctrl__start_pvc_protection, .stop = ctrl__stop_protection},
+    {.name = "pv-protection", .start = ctrl__start_pv_protection, .stop = ctrl__stop_protection},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

@@ -1,10 +1,12 @@
 /* admission.c: the table of corral-fs's admission hooks and the protocol
  * that runs them (see admission.h). The hooks themselves live with their
  * state (svcindex.c: Services' addresses and node ports; priority.c: a
- * pod's priority from its PriorityClass). */
+ * pod's priority from its PriorityClass; storage.c: claims' default
+ * StorageClass, resizes and the protection finalizers). */
 #include "admission.h"
 #include "nslifecycle.h"
 #include "priority.h"
+#include "storage.h"
 #include "svcindex.h"
 #include "util.h"
 
@@ -13,6 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* DefaultStorageClass (and PersistentVolumeClaimResize) admit claims; the
+ * classes are their state. StorageObjectInUseProtection protects claims
+ * and volumes. */
+static const enum kind_id admission__storage_class[] = {KIND_PERSISTENT_VOLUME_CLAIM,
+							KIND_STORAGE_CLASS, KIND_COUNT};
+static const enum kind_id admission__storage_class_load[] = {KIND_STORAGE_CLASS, KIND_COUNT};
+static const enum kind_id admission__storage_protection[] = {KIND_PERSISTENT_VOLUME_CLAIM,
+							     KIND_PERSISTENT_VOLUME, KIND_COUNT};
 static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
 /* Kubernetes' Priority plugin admits pods and PriorityClasses; only the
  * classes are its state. */
@@ -31,6 +41,21 @@ static const struct admission_hook admission__table[] = {
 	.load = nslifecycle_hook_load,
 	.reserve = nslifecycle_hook_reserve,
 	.settle = nslifecycle_hook_settle,
+    },
+    {
+	.name = "default-storage-class",
+	.kinds = admission__storage_class,
+	.load_kinds = admission__storage_class_load,
+	.init = storage_class_hook_init,
+	.fini = storage_class_hook_fini,
+	.load = storage_class_hook_load,
+	.reserve = storage_class_hook_reserve,
+	.settle = storage_class_hook_settle,
+    },
+    {
+	.name = "storage-object-in-use-protection",
+	.kinds = admission__storage_protection,
+	.reserve = storage_protection_hook_reserve,
     },
     {
 	.name = "service-addresses",

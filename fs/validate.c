@@ -1145,6 +1145,7 @@ static const struct kind_rules *const validate__rules[KIND_COUNT] = {
     [KIND_LEASE] = &v_rules_lease,
     [KIND_INGRESS_CLASS] = &v_rules_ingress_class,
     [KIND_PRIORITY_CLASS] = &v_rules_priority_class,
+    [KIND_STORAGE_CLASS] = &v_rules_storage_class,
 };
 
 const struct kind_rules *v_rules_for(const struct kind_info *k)

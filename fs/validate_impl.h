@@ -123,6 +123,8 @@ extern const struct kind_rules v_rules_network_policy, v_rules_ingress, v_rules_
 extern const struct kind_rules v_rules_lease;
 /* kinds_scheduling.c */
 extern const struct kind_rules v_rules_priority_class;
+/* kinds_storage.c */
+extern const struct kind_rules v_rules_storage_class;
 
 /* ---- the shared engine (validate.c) ----------------------------------- */
 

@@ -152,6 +152,13 @@ static const struct kind_info kinds__table[] = {
 			     true,
 			     0644,
 			     false},
+    [KIND_STORAGE_CLASS] = {"StorageClass",
+			    "storageclasses",
+			    {"storage.k8s.io/v1", "storage.k8s.io/v1beta1"},
+			    false,
+			    true,
+			    0644,
+			    false},
 };
 
 _Static_assert(ARRAY_SIZE(kinds__table) == KIND_COUNT, "a row for every kind_id");

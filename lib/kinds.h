@@ -44,6 +44,7 @@ enum kind_id {
 	KIND_LEASE,
 	KIND_INGRESS_CLASS,
 	KIND_PRIORITY_CLASS,
+	KIND_STORAGE_CLASS,
 	KIND_COUNT /* not a kind: the number of rows */
 };
 

@@ -14,6 +14,7 @@
 #include "net.h"
 #include "node.h"
 #include "pods.h"
+#include "provision.h"
 #include "proxy.h"
 #include "quantity.h"
 #include "runtime.h"
@@ -54,6 +55,7 @@ struct noded_conf {
 	char *cluster_domain;
 	char *images;
 	char *pod_log_dir;
+	char *volumes; /* local-path volumes' folder; "": <state>/volumes */
 	bool cleanup_on_exit;
 	bool proxy;
 	uint64_t eviction_period_ms;
@@ -130,7 +132,8 @@ static int parse_bytes(const char *key, const char *s, int64_t *bytes, struct er
 int main(int argc, char **argv)
 {
 	/* Declared here: the gotos below must never skip a cleanup variable. */
-	cleanup_free char *nodes_dir = NULL, *images = NULL, *bin_dir = NULL, *proxy_table = NULL;
+	cleanup_free char *nodes_dir = NULL, *images = NULL, *volumes = NULL, *bin_dir = NULL,
+			  *proxy_table = NULL;
 	static const struct option longopts[] = {
 	    {"mount", required_argument, NULL, 'm'},
 	    {"name", required_argument, NULL, 'n'},
@@ -216,6 +219,7 @@ int main(int argc, char **argv)
 	    {"cluster-domain", CONFIG_STRING, &cf.cluster_domain, "cluster.local", 0, 0},
 	    {"images", CONFIG_STRING, &cf.images, "", 0, 0},
 	    {"pod-log-dir", CONFIG_STRING, &cf.pod_log_dir, "/var/log/pods", 0, 0},
+	    {"volumes", CONFIG_STRING, &cf.volumes, "", 0, 0},
 	    {"cleanup-on-exit", CONFIG_BOOL, &cf.cleanup_on_exit, "false", 0, 0},
 	    {"proxy", CONFIG_BOOL, &cf.proxy, "true", 0, 0},
 	    {"eviction-period", CONFIG_DURATION, &cf.eviction_period_ms, "2s", 100, 3600000},
@@ -248,6 +252,7 @@ int main(int argc, char **argv)
 		error_prefix(&err, "node name \"%s\"", cf.name);
 		goto out_conf;
 	}
+	volumes = *cf.volumes ? xstrdup(cf.volumes) : xasprintf("%s/volumes", cf.state);
 	struct node_opts no = {
 	    .mount = cf.mount,
 	    .name = cf.name,
@@ -258,6 +263,7 @@ int main(int argc, char **argv)
 	    .node_ip = cf.node_ip,
 	    .storage_path = cf.state,
 	    .max_pods = cf.max_pods,
+	    .volumes_dir = volumes,
 	};
 	if (cidr_parse(cf.cluster_cidr, &no.cluster_cidr, &err) < 0) {
 		error_prefix(&err, "cluster-cidr");
@@ -345,6 +351,7 @@ int main(int argc, char **argv)
 	}
 	struct node_agent *na = node_agent_new(loop, &no, rt);
 	struct pods *pods = NULL;
+	struct provision *prov = NULL;
 	struct net *net = NULL;
 	struct proxy *proxy = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
@@ -408,6 +415,9 @@ int main(int argc, char **argv)
 	pods = pods_new(loop, &po, rt);
 	if (pods_start(pods, &err) < 0)
 		goto out_node;
+	prov = provision_new(loop, cf.mount, cf.name, volumes);
+	if (provision_start(prov, &err) < 0)
+		goto out_node;
 	const char *why_not = NULL, *msg = NULL;
 	if (!runtime_ready(rt, &why_not, &msg))
 		log_warn("node %s is not ready: %s", cf.name, msg);
@@ -420,6 +430,7 @@ out_node:
 	/* a stopped node stops heartbeating and leaves its object behind;
 	 * its pods run on (a restarted agent adopts them) unless asked */
 	node_agent_stop(na);
+	provision_free(prov);
 	pods_free(pods);
 	if (proxy && !cf.cleanup_on_exit)
 		proxy_keep_table(proxy); /* services keep working meanwhile */

@@ -145,6 +145,10 @@ void node_object_apply(struct ynode *obj, const struct node_facts *f, time_t now
 	ynode_set(labels, "kubernetes.io/os", ynode_new_str("linux"));
 	if (f->hollow)
 		ynode_set(labels, "corral.io/hollow", ynode_new_str("true"));
+	/* where corral-ctrl's local-path provisioner puts this node's volumes */
+	if (f->volumes_dir)
+		ynode_set(ynode_get_map(md, "annotations"), "corral.io/volumes-dir",
+			  ynode_new_str(f->volumes_dir));
 
 	struct ynode *spec = ynode_get_map(obj, "spec");
 	const char *have = ynode_path_str(spec, "podCIDR");
@@ -426,6 +430,7 @@ static void node__facts(struct node_agent *na, struct node_facts *f)
 	    .info = &na->info,
 	    .runtime_version = na->rt->version,
 	    .host_ip = na->host_ip,
+	    .volumes_dir = na->o.volumes_dir,
 	};
 	if (na->o.hollow) {
 		f->capacity = na->o.hollow_capacity;

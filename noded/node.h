@@ -48,6 +48,8 @@ struct node_opts {
 	int max_pods;
 	int64_t eviction_memory; /* bytes kept free: memory pressure below */
 	struct machine_resources hollow_capacity;
+	const char *volumes_dir; /* local-path volumes' folder: the node's
+				  * corral.io/volumes-dir annotation; NULL none */
 };
 
 /* Everything the node object says, gathered. */
@@ -64,6 +66,7 @@ struct node_facts {
 	const char *ready_reason;
 	const char *ready_message;
 	struct machine_pressure pressure;
+	const char *volumes_dir; /* NULL: no corral.io/volumes-dir annotation */
 };
 
 /* Brings obj (the stored node, or an empty map for a new one) to f:

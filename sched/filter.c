@@ -3,6 +3,7 @@
  * nodes per decision, so the common case (no taints, no affinity, no host
  * ports) costs a few comparisons. */
 #include "filter.h"
+#include "nodeaffinity.h"
 #include "selector.h"
 #include "strmap.h"
 #include "util.h"
@@ -441,11 +442,25 @@ bool sched_filter_pod_affinity(const struct sched_cycle *cy, const struct sched_
 
 /* ---- all of them ------------------------------------------------------------------ */
 
+bool sched_filter_volumes(const struct sched_pod *p, const struct sched_node *n,
+			  struct sched_diag *d)
+{
+	const struct sched_nodeinfo *info = n->info;
+	for (size_t i = 0; i < p->nvolume_affinity; i++)
+		if (!info ||
+		    !nodeaffinity_allows(p->volume_affinity[i], info->name, info->labels)) {
+			sched_diag_add(d, SCHED_REASON_VOLUME_NODE_CONFLICT);
+			return false;
+		}
+	return true;
+}
+
 bool sched_filter_node(const struct sched_cycle *cy, const struct sched_node *n,
 		       struct sched_diag *d)
 {
 	const struct sched_pod *p = cy->pod;
 	return sched_filter_unschedulable(p, n, d) && sched_filter_taints(p, n, d) &&
 	       sched_filter_node_affinity(p, n, d) && sched_filter_ports(p, n, d) &&
-	       sched_filter_resources(p, n, d) && sched_filter_pod_affinity(cy, n, d);
+	       sched_filter_resources(p, n, d) && sched_filter_volumes(p, n, d) &&
+	       sched_filter_pod_affinity(cy, n, d);
 }

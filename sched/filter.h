@@ -19,6 +19,9 @@
  *   host ports      "node(s) didn't have free ports for the requested pod ports"
  *   resources       "Too many pods", "Insufficient cpu", "Insufficient memory",
  *                   "Insufficient ephemeral-storage", "Insufficient NAME"
+ *   volumes         the nodeAffinity of the volumes the pod's claims are
+ *                   bound to (volumes.c works them out before the decision)
+ *                   "node(s) had volume node affinity conflict"
  *   pod affinity    "node(s) didn't match pod affinity rules",
  *                   "node(s) didn't match pod anti-affinity rules",
  *                   "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -46,7 +49,8 @@
 #define SCHED_REASON_POD_ANTI_AFFINITY "node(s) didn't match pod anti-affinity rules"
 #define SCHED_REASON_EXISTING_ANTI_AFFINITY                                                        \
 	"node(s) didn't satisfy existing pods anti-affinity rules"
-#define SCHED_NO_NODES "no nodes available to schedule pods"
+#define SCHED_REASON_VOLUME_NODE_CONFLICT "node(s) had volume node affinity conflict"
+#define SCHED_NO_NODES			  "no nodes available to schedule pods"
 
 /* How many nodes rejected the pod for each reason. */
 struct sched_diag;
@@ -81,6 +85,8 @@ bool sched_filter_ports(const struct sched_pod *p, const struct sched_node *n,
 			struct sched_diag *d);
 bool sched_filter_resources(const struct sched_pod *p, const struct sched_node *n,
 			    struct sched_diag *d);
+bool sched_filter_volumes(const struct sched_pod *p, const struct sched_node *n,
+			  struct sched_diag *d);
 bool sched_filter_pod_affinity(const struct sched_cycle *cy, const struct sched_node *n,
 			       struct sched_diag *d);
 

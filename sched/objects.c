@@ -554,6 +554,15 @@ struct sched_pod *sched_pod_parse(const struct ynode *obj)
 	const struct ynode *labels = ynode_get(meta, "labels");
 	if (sched__is_map(labels) && labels->n)
 		p->labels = ynode_clone(labels);
+	const struct ynode *vols = ynode_get(spec, "volumes");
+	for (size_t i = 0; vols && vols->type == YNODE_SEQ && i < vols->n; i++) {
+		const char *cn =
+		    ynode_path_str(ynode_item(vols, i), "persistentVolumeClaim.claimName");
+		if (!cn || !*cn)
+			continue;
+		p->claims = xrealloc(p->claims, (p->nclaims + 1) * sizeof(*p->claims));
+		p->claims[p->nclaims++] = xstrdup(cn);
+	}
 	const struct ynode *o = ownerref_controller(obj);
 	if (o) {
 		const char *ouid = ynode_str(ynode_get(o, "uid"));
@@ -611,6 +620,12 @@ void sched_pod_free(struct sched_pod *p)
 	}
 	free(p->ports);
 	ynode_free(p->labels);
+	for (size_t i = 0; i < p->nclaims; i++)
+		free(p->claims[i]);
+	free(p->claims);
+	for (size_t i = 0; i < p->nvolume_affinity; i++)
+		ynode_free(p->volume_affinity[i]);
+	free(p->volume_affinity);
 	free(p->owner);
 	ynode_free(p->node_selector);
 	for (size_t i = 0; i < p->nrequired; i++)

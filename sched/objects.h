@@ -148,6 +148,12 @@ struct sched_pod {
 	size_t naffinity;
 	struct sched_pod_term *anti_affinity; /* required pod anti-affinity */
 	size_t nanti_affinity;
+	char **claims; /* spec.volumes[].persistentVolumeClaim.claimName */
+	size_t nclaims;
+	/* The nodeAffinity.required of the volumes its claims are bound to,
+	 * set before each decision (volumes.c); owned copies. */
+	struct ynode **volume_affinity;
+	size_t nvolume_affinity;
 	char *error; /* why the pod cannot be scheduled as written, or NULL */
 
 	/* Owned by the cache (cache.c) while the pod is in it. */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "objects.h"
 #include "util.h"
+#include "volumes.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ struct scheduler {
 	struct sched_queue *queue;
 	struct sched_algo *algo;
 	struct sched_binder *binder;
+	struct sched_volumes *volumes; /* the pods' claims */
 	struct loop_hook *hook;
 	unsigned events; /* cluster events seen this turn */
 	bool started;	 /* listed nodes and pods: decisions may run */
@@ -196,6 +198,13 @@ static void scheduler__schedule(struct scheduler *s, const char *key)
 		scheduler__unschedulable(s, key, obj, "SchedulerError", p->error, 0);
 		return;
 	}
+	cleanup_free char *vwhy = NULL;
+	if (sched_volumes_prepare(s->volumes, p, &vwhy) < 0) {
+		cleanup_free char *msg = xasprintf("0/%zu nodes are available: %s.",
+						   sched_cache_node_count(s->cache), vwhy);
+		scheduler__unschedulable(s, key, obj, "Unschedulable", msg, SCHED_EVENT_NODE);
+		return;
+	}
 	struct sched_decision d;
 	sched_algo_decide(s->algo, s->cache, p, &d);
 	if (!d.node) {
@@ -286,6 +295,13 @@ static void scheduler__written(void *data, const struct sched_write_result *r)
 
 /* ---- the API ------------------------------------------------------------------------- */
 
+/* A claim, volume or class changed: pods waiting on their claims may fit. */
+static void scheduler__volumes_changed(void *data)
+{
+	struct scheduler *s = data;
+	s->events |= SCHED_EVENT_NODE;
+}
+
 struct scheduler *scheduler_new(struct loop *loop, const struct scheduler_opts *o)
 {
 	struct scheduler *s = xcalloc(1, sizeof(*s));
@@ -300,6 +316,7 @@ struct scheduler *scheduler_new(struct loop *loop, const struct scheduler_opts *
 	s->algo = sched_algo_new(&o->algo, 0);
 	s->nodes = informer_new(loop, s->mount, "nodes", false);
 	s->pods = informer_new(loop, s->mount, "pods", true);
+	s->volumes = sched_volumes_new(loop, s->mount, scheduler__volumes_changed, s);
 	return s;
 }
 
@@ -317,7 +334,10 @@ int scheduler_start(struct scheduler *s, struct error **err)
 	informer_add_handlers(s->pods, &pod_h, s);
 	informer_set_resync(s->nodes, s->opts.resync_ms);
 	informer_set_resync(s->pods, s->opts.resync_ms);
-	int r = informer_start(s->nodes, err);
+	int r = sched_volumes_start(s->volumes, err);
+	if (r < 0)
+		return r;
+	r = informer_start(s->nodes, err);
 	if (r < 0)
 		return r;
 	r = informer_start(s->pods, err);
@@ -339,6 +359,7 @@ void scheduler_free(struct scheduler *s)
 	sched_binder_free(s->binder);
 	informer_free(s->pods);
 	informer_free(s->nodes);
+	sched_volumes_free(s->volumes);
 	sched_queue_free(s->queue);
 	sched_cache_free(s->cache);
 	sched_algo_free(s->algo);

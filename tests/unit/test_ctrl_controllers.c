@@ -18,8 +18,9 @@ static void test_controllers__names_come_from_the_table(void **state)
 	    ctrl_names(),
 	    "replicaset, replicationcontroller, deployment, "
 	    "garbagecollector, dropbox, eventttl, serviceip, "
-	    "endpoints, job, ttl-after-finished, podgc, daemonset, cronjob, namespace");
-	assert_int_equal(ctrl_ncontrollers, 14);
+	    "endpoints, job, ttl-after-finished, podgc, daemonset, cronjob, namespace, "
+	    "persistentvolume-binder, pvc-protection, pv-protection");
+	assert_int_equal(ctrl_ncontrollers, 17);
 	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
 		assert_non_null(ctrl_controllers[i].name);
 		assert_non_null(ctrl_controllers[i].start);
@@ -50,7 +51,8 @@ static void test_controllers__check_names_the_unknown_one(void **state)
 			    "controllers: unknown controller \"nope\" (known: "
 			    "replicaset, replicationcontroller, deployment, "
 			    "garbagecollector, dropbox, eventttl, serviceip, endpoints, "
-			    "job, ttl-after-finished, podgc, daemonset, cronjob, namespace)");
+			    "job, ttl-after-finished, podgc, daemonset, cronjob, namespace, "
+			    "persistentvolume-binder, pvc-protection, pv-protection)");
 }
 
 static bool enabled(const char *list, const char *name)

@@ -206,6 +206,37 @@ static void test_filter_node_affinity__node_selector(void **state)
 	    sched_diag_count(f->d, "node(s) didn't match Pod's node affinity/selector"), 1);
 }
 
+/* A pod whose claim's volume is on node a only (volumes.c gives it the
+ * volume's nodeAffinity) fits a only, and the message names the conflict. */
+static void test_filter_volumes__bound_volume_node_affinity(void **state)
+{
+	struct fixture *f = *state;
+	add_node(f->c, "a", "4", "4Gi", NULL, NULL, NULL);
+	add_node(f->c, "b", "4", "4Gi", NULL, NULL, NULL);
+	cleanup_sched_pod struct sched_pod *p =
+	    pod_cpu("p", "1", "volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]");
+	assert_int_equal(p->nclaims, 1);
+	assert_string_equal(p->claims[0], "data");
+	assert_true(sched_filter_volumes(p, node(f, "b"), f->d));
+	p->volume_affinity = xcalloc(1, sizeof(*p->volume_affinity));
+	p->volume_affinity[p->nvolume_affinity++] =
+	    y("{nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, "
+	      "operator: In, values: [a]}]}]}");
+	assert_true(sched_filter_volumes(p, node(f, "a"), f->d));
+	assert_false(sched_filter_volumes(p, node(f, "b"), f->d));
+	assert_int_equal(sched_diag_count(f->d, SCHED_REASON_VOLUME_NODE_CONFLICT), 1);
+	struct sched_algo_opts o = {.weights = SCHED_WEIGHTS_DEFAULT};
+	struct sched_algo *a = sched_algo_new(&o, 42);
+	for (int i = 0; i < 4; i++) {
+		struct sched_decision d;
+		sched_algo_decide(a, f->c, p, &d);
+		assert_non_null(d.node);
+		assert_string_equal(d.node->name, "a");
+		sched_decision_clear(&d);
+	}
+	sched_algo_free(a);
+}
+
 static bool affinity_matches(struct fixture *f, const char *node_name, const char *terms)
 {
 	cleanup_free char *more =
@@ -632,6 +663,7 @@ int main(void)
 	    T(test_filter_message__first_failing_filter_per_node),
 	    T(test_filter_message__no_nodes),
 	    T(test_filter_decide__picks_the_only_fit),
+	    T(test_filter_volumes__bound_volume_node_affinity),
 	    T(test_filter_decide__a_burst_never_oversubscribes),
 	    T(test_filter_decide__percentage_of_nodes),
 #undef T
