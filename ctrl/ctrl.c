@@ -23,6 +23,7 @@
 #include "podgc.h"
 #include "replicaset.h"
 #include "serviceip.h"
+#include "statefulset.h"
 #include "ttl.h"
 #include "util.h"
 #include "write.h"
@@ -74,6 +75,18 @@ static int ctrl__start_daemonset(struct ctrl *c, void **state, struct error **er
 static void ctrl__stop_daemonset(void *state)
 {
 	dsc_free(state);
+}
+
+static int ctrl__start_statefulset(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = ssc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_statefulset(void *state)
+{
+	ssc_free(state);
 }
 
 static int ctrl__start_gc(struct ctrl *c, void **state, struct error **err)
@@ -196,6 +209,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
     {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
+    {.name = "statefulset", .start = ctrl__start_statefulset, .stop = ctrl__stop_statefulset},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 
