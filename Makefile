@@ -98,6 +98,7 @@ bench: all
 	@bench/sched.sh $(B)
 	@bench/ctrl.sh $(B)
 	@bench/daemonset.sh $(B)
+	@bench/statefulset.sh $(B)
 	@bench/cronjob.sh $(B)
 	@bench/services.sh $(B)
 	@bench/pods.sh $(B)

@@ -26,6 +26,7 @@
 #include "pvbinder.h"
 #include "replicaset.h"
 #include "serviceip.h"
+#include "statefulset.h"
 #include "ttl.h"
 #include "util.h"
 #include "write.h"
@@ -77,6 +78,18 @@ static int ctrl__start_daemonset(struct ctrl *c, void **state, struct error **er
 static void ctrl__stop_daemonset(void *state)
 {
 	dsc_free(state);
+}
+
+static int ctrl__start_statefulset(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = ssc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_statefulset(void *state)
+{
+	ssc_free(state);
 }
 
 static int ctrl__start_gc(struct ctrl *c, void **state, struct error **err)
@@ -246,6 +259,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "persistentvolume-binder", .start = ctrl__start_pvbinder, .stop = ctrl__stop_pvbinder},
     {.name = "pvc-protection", .start = ctrl__start_pvc_protection, .stop = ctrl__stop_protection},
     {.name = "pv-protection", .start = ctrl__start_pv_protection, .stop = ctrl__stop_protection},
+    {.name = "statefulset", .start = ctrl__start_statefulset, .stop = ctrl__stop_statefulset},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

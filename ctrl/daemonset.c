@@ -21,6 +21,7 @@
 #include "obj.h"
 #include "owners.h"
 #include "replicaset.h"
+#include "revision.h"
 #include "rollout.h"
 #include "selector.h"
 #include "strmap.h"
@@ -442,84 +443,6 @@ static void dsc__written(void *data, const struct writer_result *res)
 	dsc__op_free(op);
 }
 
-/* ---- revisions ---------------------------------------------------------- */
-
-/* The data of a revision of ds's template: {spec: {template: T}}, with
- * Kubernetes' "$patch: replace" so that kubectl reads it back as such. */
-static struct ynode *dsc__revision_data(const struct ynode *ds)
-{
-	const struct ynode *t = ynode_path(ds, "spec.template");
-	struct ynode *tmpl = t ? ynode_clone(t) : ynode_new_map();
-	ynode_set(tmpl, "$patch", ynode_new_str("replace"));
-	struct ynode *data = ynode_new_map();
-	ynode_set(ynode_get_map(data, "spec"), "template", tmpl);
-	ynode_sort(data);
-	return data;
-}
-
-static bool dsc__revision_matches(const struct ynode *rev, const struct ynode *data)
-{
-	return ynode_equal(ynode_get(rev, "data"), data);
-}
-
-static struct ynode *dsc__revision_new(const struct ynode *ds, const char *hash, long long revision,
-				       struct ynode *data)
-{
-	struct ynode *cr = ynode_new_map();
-	ynode_set(cr, "apiVersion", ynode_new_str("apps/v1"));
-	ynode_set(cr, "kind", ynode_new_str("ControllerRevision"));
-	struct ynode *md = ynode_get_map(cr, "metadata");
-	cleanup_free char *name = xasprintf("%s-%s", obj_name(ds), hash);
-	ynode_set(md, "name", ynode_new_str(name));
-	ynode_set(md, "namespace", ynode_new_str(obj_namespace(ds)));
-	const struct ynode *tl = ynode_path(ds, "spec.template.metadata.labels");
-	struct ynode *labels = tl && tl->type == YNODE_MAP ? ynode_clone(tl) : ynode_new_map();
-	ynode_set(labels, DSC_HASH_LABEL, ynode_new_str(hash));
-	ynode_set(md, "labels", labels);
-	const struct ynode *ann = ynode_path(ds, "metadata.annotations");
-	if (ann && ann->type == YNODE_MAP && ann->n)
-		ynode_set(md, "annotations", ynode_clone(ann));
-	obj_add_owner_ref(
-	    cr, obj_owner_ref_new("apps/v1", "DaemonSet", obj_name(ds), obj_uid(ds), true));
-	ynode_set(cr, "data", data);
-	ynode_set(cr, "revision", ynode_new_int(revision));
-	return cr;
-}
-
-static int dsc__mutate_revision(struct ynode *obj, void *arg, struct error **err)
-{
-	(void)err;
-	long long want = (long long)(intptr_t)arg;
-	if (obj_int(obj, "revision", 0) >= want)
-		return 0;
-	ynode_set(obj, "revision", ynode_new_int(want));
-	return 1;
-}
-
-struct dsc__revs {
-	const struct ynode **v;
-	size_t n, cap;
-};
-
-static int dsc__visit_rev(void *data, const char *key, const struct ynode *rev)
-{
-	(void)key;
-	struct dsc__revs *r = data;
-	if (r->n == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 8;
-		r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
-	}
-	r->v[r->n++] = rev;
-	return 0;
-}
-
-static int dsc__by_revision(const void *a, const void *b)
-{
-	long long x = obj_int(*(const struct ynode *const *)a, "revision", 0);
-	long long y = obj_int(*(const struct ynode *const *)b, "revision", 0);
-	return x < y ? -1 : x > y;
-}
-
 /* ---- sync --------------------------------------------------------------- */
 
 struct dsc__pod {
@@ -648,39 +571,26 @@ static void dsc__create_pod(struct dsc *d, const char *key, const struct ynode *
  * comes back, deletes duplicates. Returns the writes made; revs gets the
  * others (old ones), sorted by number. */
 static unsigned dsc__history(struct dsc *d, const char *key, const struct ynode *ds,
-			     struct dsc__revs *revs, const char **hash,
+			     struct revision_list *revs, const char **hash,
 			     const struct ynode **cur_out)
 {
 	unsigned writes = 0;
-	owners_foreach_owned(d->owned_revs, obj_uid(ds), dsc__visit_rev, revs);
-	if (revs->n > 1) /* none: the array is NULL, which qsort may not take */
-		qsort(revs->v, revs->n, sizeof(*revs->v), dsc__by_revision);
-	cleanup_ynode struct ynode *data = dsc__revision_data(ds);
-	const struct ynode *cur = NULL;
+	revision_collect(d->owned_revs, obj_uid(ds), revs);
+	cleanup_ynode struct ynode *data = revision_data(ds);
+	const struct ynode **dups = xcalloc(revs->n + 1, sizeof(*dups));
+	size_t ndups = 0;
 	long long max_old = 0;
-	size_t keep = 0;
-	for (size_t i = 0; i < revs->n; i++) {
-		const struct ynode *r = revs->v[i];
-		if (!dsc__revision_matches(r, data)) {
-			long long n = obj_int(r, "revision", 0);
-			if (n > max_old)
-				max_old = n;
-			revs->v[keep++] = r;
-			continue;
-		}
-		if (cur) {
-			/* A duplicate: keep the newest number. */
-			cleanup_free char *path =
-			    obj_path("controllerrevisions", obj_namespace(cur), obj_name(cur));
-			struct dsc__op *op =
-			    dsc__op_new(d, key, ds, d->revs, obj_name(cur), "delete revision");
-			op->gone = true;
-			writer_delete(d->c->writer, path, obj_uid(cur), 0, dsc__written, op);
-			writes++;
-		}
-		cur = r;
+	const struct ynode *cur = revision_split(revs, data, dups, &ndups, &max_old);
+	for (size_t i = 0; i < ndups; i++) {
+		cleanup_free char *path =
+		    obj_path("controllerrevisions", obj_namespace(dups[i]), obj_name(dups[i]));
+		struct dsc__op *op =
+		    dsc__op_new(d, key, ds, d->revs, obj_name(dups[i]), "delete revision");
+		op->gone = true;
+		writer_delete(d->c->writer, path, obj_uid(dups[i]), 0, dsc__written, op);
+		writes++;
 	}
-	revs->n = keep;
+	free(dups);
 	*cur_out = cur;
 	*hash = NULL;
 	if (cur) {
@@ -690,7 +600,7 @@ static unsigned dsc__history(struct dsc *d, const char *key, const struct ynode 
 			    obj_path("controllerrevisions", obj_namespace(cur), obj_name(cur));
 			struct dsc__op *op =
 			    dsc__op_new(d, key, ds, d->revs, obj_name(cur), "renumber revision");
-			writer_update(d->c->writer, path, dsc__mutate_revision,
+			writer_update(d->c->writer, path, revision_mutate_number,
 				      (void *)(intptr_t)(max_old + 1), NULL, 0, dsc__written, op);
 			writes++;
 		}
@@ -698,40 +608,42 @@ static unsigned dsc__history(struct dsc *d, const char *key, const struct ynode 
 	}
 	long long collision = obj_int(ds, "status.collisionCount", -1);
 	cleanup_free char *h = rollout_template_hash(ynode_path(ds, "spec.template"), collision);
-	struct ynode *cr = dsc__revision_new(ds, h, max_old + 1, ynode_clone(data));
+	struct ynode *cr = revision_new(ds, "DaemonSet", h, max_old + 1, ynode_clone(data));
 	cleanup_free char *dir = treepath_folder("controllerrevisions", obj_namespace(ds));
 	struct dsc__op *op = dsc__op_new(d, key, ds, d->revs, obj_name(cr), "create revision");
 	writer_create(d->c->writer, dir, cr, 0, dsc__written, op);
 	return writes + 1;
 }
 
+static bool dsc__hash_in_use(void *arg, const char *h)
+{
+	const struct dsc__claim *cl = arg;
+	for (size_t j = 0; j < cl->n; j++) {
+		const char *ph = obj_label(cl->pods[j].obj, DSC_HASH_LABEL);
+		if (ph && !strcmp(ph, h))
+			return true;
+	}
+	return false;
+}
+
 /* cleanupHistory: old revisions beyond revisionHistoryLimit that no pod
  * uses go, lowest numbers first. */
 static void dsc__cleanup_history(struct dsc *d, const char *key, const struct ynode *ds,
-				 const struct dsc__revs *old, const struct dsc__claim *cl)
+				 const struct revision_list *old, struct dsc__claim *cl)
 {
-	long long limit = obj_int(ds, "spec.revisionHistoryLimit", 10);
-	if (limit < 0 || (long long)old->n <= limit)
-		return;
-	long long excess = (long long)old->n - limit;
-	for (size_t i = 0; i < old->n && excess > 0; i++) {
-		const char *h = obj_label(old->v[i], DSC_HASH_LABEL);
-		bool used = false;
-		for (size_t j = 0; h && j < cl->n && !used; j++) {
-			const char *ph = obj_label(cl->pods[j].obj, DSC_HASH_LABEL);
-			used = ph && !strcmp(ph, h);
-		}
-		if (used)
-			continue;
-		const struct ynode *r = old->v[i];
+	const struct ynode **gone = xcalloc(old->n + 1, sizeof(*gone));
+	size_t n = revision_excess(old, obj_int(ds, "spec.revisionHistoryLimit", 10),
+				   dsc__hash_in_use, cl, gone);
+	for (size_t i = 0; i < n; i++) {
+		const struct ynode *r = gone[i];
 		cleanup_free char *path =
 		    obj_path("controllerrevisions", obj_namespace(r), obj_name(r));
 		struct dsc__op *op =
 		    dsc__op_new(d, key, ds, d->revs, obj_name(r), "delete revision");
 		op->gone = true;
 		writer_delete(d->c->writer, path, obj_uid(r), 0, dsc__written, op);
-		excess--;
 	}
+	free(gone);
 }
 
 /* updateDaemonSetStatus, over the nodes as the sync found them. */
@@ -888,7 +800,7 @@ static int dsc__sync(void *data, const char *key, struct error **err)
 		selector_free(cl.sel);
 		return 0;
 	}
-	struct dsc__revs old = {0};
+	struct revision_list old = {0};
 	const struct ynode *cur = NULL;
 	cl.writes = dsc__history(d, key, ds, &old, &cl.hash, &cur);
 	if (!cl.hash) {

@@ -26,19 +26,25 @@ static bool selector_defaulted(const struct vctx *c)
 }
 
 /* An apps workload's spec.template (a pod template whose restartPolicy is
- * Always) and spec.selector (a LabelSelector) that must select it. */
-static void check_template_selector(struct vctx *c, const struct ynode *spec, const char *what)
+ * Always) and spec.selector (a LabelSelector) that must select it; a
+ * StatefulSet's containers may also mount its volumeClaimTemplates. */
+static struct ynode *check_template_selector(struct vctx *c, const struct ynode *spec,
+					     const char *what)
 {
-	struct ynode *t = v_check_pod_template(c, spec, "template", v_restart_always, false);
+	const struct ynode *claims =
+	    !strcmp(what, "statefulset") ? ynode_get(spec, "volumeClaimTemplates") : NULL;
+	struct ynode *t =
+	    v_check_pod_template_claims(c, spec, "template", v_restart_always, false, claims);
 	struct ynode *labels = t ? ynode_path(t, "metadata.labels") : NULL;
 	if (selector_defaulted(c) && v_node_unset(ynode_get(spec, "selector"))) {
 		if (t && v_node_empty(labels))
 			v_err_required(c, "selector", NULL);
-		return;
+		return t;
 	}
 	struct ynode *sel = v_check_label_selector(c, spec, "selector", REQ);
 	if (sel)
 		v_check_selector_selects(c, sel, t, what);
+	return t;
 }
 
 /* rollingUpdate.maxSurge and maxUnavailable: an integer or a percentage,
@@ -276,7 +282,10 @@ static void check_stateful_set_spec(struct vctx *c, const struct ynode *spec)
 {
 	check_replicas_common(c, spec);
 	v_get_str(c, spec, "serviceName", OPT);
-	check_template_selector(c, spec, "statefulset");
+	struct ynode *t = check_template_selector(c, spec, "statefulset");
+	if (t && !v_node_unset(ynode_path(t, "spec.activeDeadlineSeconds")))
+		v_err_forbidden(c, "template.spec.activeDeadlineSeconds",
+				"activeDeadlineSeconds in StatefulSet is not Supported");
 	v_get_enum(c, spec, "podManagementPolicy", OPT, pod_management);
 	v_get_i32_min(c, spec, "revisionHistoryLimit", 0, NULL);
 	struct ynode *st = v_get_map(c, spec, "updateStrategy", OPT);

@@ -743,15 +743,22 @@ static void check_dns_option(struct vctx *c, struct ynode *o, void *arg)
 }
 
 /* Checks a PodSpec at the current path. restart lists the restartPolicy
- * values the owner allows; restart_req makes the field required (Jobs). */
-void v_check_pod_spec(struct vctx *c, const struct ynode *spec, const char *const *restart,
-		      bool restart_req)
+ * values the owner allows; restart_req makes the field required (Jobs).
+ * claims (a StatefulSet's volumeClaimTemplates, or NULL) name volumes too:
+ * the controller adds one per template to each pod. */
+static void check_pod_spec(struct vctx *c, const struct ynode *spec, const char *const *restart,
+			   bool restart_req, const struct ynode *claims)
 {
 	bool b = false;
 	c->host_network = v_get_bool(c, spec, "hostNetwork", OPT, &b) && b;
 	cleanup_strset struct strset volumes = {0};
 	cleanup_strset struct strset names = {0};
 	v_check_each(c, spec, "volumes", OPT, check_volume, &volumes);
+	for (size_t i = 0; claims && claims->type == YNODE_SEQ && i < claims->n; i++) {
+		const char *name = ynode_path_str(ynode_item(claims, i), "metadata.name");
+		if (name && *name)
+			v_strset_add(&volumes, name);
+	}
 	struct containers_ctx init = {&names, &volumes, true};
 	struct containers_ctx main = {&names, &volumes, false};
 	v_check_each(c, spec, "initContainers", OPT, check_container, &init);
@@ -830,9 +837,22 @@ void v_check_pod_spec(struct vctx *c, const struct ynode *spec, const char *cons
 	v_get_map(c, spec, "affinity", OPT);
 }
 
+void v_check_pod_spec(struct vctx *c, const struct ynode *spec, const char *const *restart,
+		      bool restart_req)
+{
+	check_pod_spec(c, spec, restart, restart_req, NULL);
+}
+
 /* A PodTemplateSpec at key of m; returns it when present. */
 struct ynode *v_check_pod_template(struct vctx *c, const struct ynode *m, const char *key,
 				   const char *const *restart, bool restart_req)
+{
+	return v_check_pod_template_claims(c, m, key, restart, restart_req, NULL);
+}
+
+struct ynode *v_check_pod_template_claims(struct vctx *c, const struct ynode *m, const char *key,
+					  const char *const *restart, bool restart_req,
+					  const struct ynode *claims)
 {
 	struct ynode *t = v_get_map(c, m, key, REQ);
 	if (!t)
@@ -842,7 +862,7 @@ struct ynode *v_check_pod_template(struct vctx *c, const struct ynode *m, const 
 	struct ynode *spec = v_get_map(c, t, "spec", REQ);
 	if (spec) {
 		size_t sm = v_path_push(c, "spec");
-		v_check_pod_spec(c, spec, restart, restart_req);
+		check_pod_spec(c, spec, restart, restart_req, claims);
 		v_path_pop(c, sm);
 	}
 	v_path_pop(c, mark);

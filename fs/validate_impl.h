@@ -238,6 +238,10 @@ void v_check_pod_spec(struct vctx *c, const struct ynode *spec, const char *cons
 		      bool restart_req);
 struct ynode *v_check_pod_template(struct vctx *c, const struct ynode *m, const char *key,
 				   const char *const *restart, bool restart_req);
+/* The same, with claims (volumeClaimTemplates, may be NULL) naming volumes. */
+struct ynode *v_check_pod_template_claims(struct vctx *c, const struct ynode *m, const char *key,
+					  const char *const *restart, bool restart_req,
+					  const struct ynode *claims);
 void v_default_hostpath(struct ynode *owner);
 void v_default_pod_spec(struct ynode *spec, bool pod);
 void v_default_pod_template(struct ynode *owner, const char *path);

@@ -37,6 +37,7 @@ struct pods {
 	struct ipam *ipam; /* NULL: no podCIDR */
 	struct informer *inf;
 	struct informer *configmaps, *secrets; /* NULL: not followed */
+	struct informer *claims;	       /* a claim's binding starts its pods */
 	struct workqueue *q;
 	struct loop_timer *resync;
 	uint64_t resync_ms;
@@ -291,8 +292,9 @@ static int pods__requeue(void *data, const char *key, const struct ynode *obj)
 	return 0;
 }
 
-/* A ConfigMap or Secret changed: the pods of this node in its namespace
- * are synced again, which rewrites their volumes' files. */
+/* A ConfigMap, Secret or PersistentVolumeClaim changed: the pods of this
+ * node in its namespace are synced again, which rewrites their volumes'
+ * files (and mounts a claim that has just been bound). */
 static void pods__on_config(void *data, const char *key, const struct ynode *obj)
 {
 	(void)obj;
@@ -390,6 +392,8 @@ struct pods *pods_new(struct loop *loop, const struct pods_opts *o, struct runti
 		p->secrets = informer_new(loop, o->mount, "secrets", true);
 		informer_add_handlers(p->configmaps, &ch, p);
 		informer_add_handlers(p->secrets, &ch, p);
+		p->claims = informer_new(loop, o->mount, "persistentvolumeclaims", true);
+		informer_add_handlers(p->claims, &ch, p);
 	}
 	rt->notify = pods__notify;
 	rt->gone = pods__gone;
@@ -408,8 +412,9 @@ int pods_start(struct pods *p, struct error **err)
 		return -1;
 	}
 	if (p->configmaps &&
-	    (informer_start(p->configmaps, err) < 0 || informer_start(p->secrets, err) < 0)) {
-		error_prefix(err, "configmaps and secrets");
+	    (informer_start(p->configmaps, err) < 0 || informer_start(p->secrets, err) < 0 ||
+	     informer_start(p->claims, err) < 0)) {
+		error_prefix(err, "configmaps, secrets and claims");
 		return -1;
 	}
 	if (p->resync_ms) {
@@ -439,6 +444,7 @@ void pods_free(struct pods *p)
 	informer_free(p->inf);
 	informer_free(p->configmaps);
 	informer_free(p->secrets);
+	informer_free(p->claims);
 	workqueue_free(p->q);
 	tdestroy(p->tracked, pods__free_entry);
 	ipam_free(p->ipam);

@@ -245,10 +245,17 @@ static int volumes__claim(const struct ynode *spec, container_lookup_fn lookup, 
 		r = error_set(err, ENOENT,
 			      "persistentvolume \"%s\" (bound to claim \"%s\") not found", pvname,
 			      claim);
-	if (r == 0) {
-		const char *p = ynode_path_str(pv, "spec.hostPath.path");
-		if (!p)
-			p = ynode_path_str(pv, "spec.local.path");
+	const struct ynode *hp = r == 0 ? ynode_path(pv, "spec.hostPath") : NULL;
+	if (hp && ynode_path_str(hp, "path")) {
+		/* a hostPath PV's type is checked (and a folder or file made)
+		 * as a pod's hostPath volume's is */
+		r = volumes__host_path(hp, err);
+		if (r < 0)
+			error_prefix(err, "persistentvolume \"%s\"", pvname);
+		else
+			*path = xstrdup(ynode_path_str(hp, "path"));
+	} else if (r == 0) {
+		const char *p = ynode_path_str(pv, "spec.local.path");
 		struct stat st;
 		if (!p)
 			r = error_set(err, EINVAL,

@@ -13,7 +13,8 @@
  *                          that a changed object reaches the files within
  *                          the agent's resync period; secret files 0400
  *                          unless defaultMode says otherwise
- *   persistentVolumeClaim  the bound PersistentVolume's hostPath.path or
+ *   persistentVolumeClaim  the bound PersistentVolume's hostPath.path (its
+ *                          type checked as a pod's hostPath's) or
  *                          local.path
  *
  * A volume that cannot be set up fails the pod's containers with reason

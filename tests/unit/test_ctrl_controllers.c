@@ -19,8 +19,8 @@ static void test_controllers__names_come_from_the_table(void **state)
 	    "replicaset, replicationcontroller, deployment, "
 	    "garbagecollector, dropbox, eventttl, serviceip, "
 	    "endpoints, job, ttl-after-finished, podgc, daemonset, cronjob, namespace, "
-	    "persistentvolume-binder, pvc-protection, pv-protection");
-	assert_int_equal(ctrl_ncontrollers, 17);
+	    "persistentvolume-binder, pvc-protection, pv-protection, statefulset");
+	assert_int_equal(ctrl_ncontrollers, 18);
 	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
 		assert_non_null(ctrl_controllers[i].name);
 		assert_non_null(ctrl_controllers[i].start);
@@ -52,7 +52,7 @@ static void test_controllers__check_names_the_unknown_one(void **state)
 			    "replicaset, replicationcontroller, deployment, "
 			    "garbagecollector, dropbox, eventttl, serviceip, endpoints, "
 			    "job, ttl-after-finished, podgc, daemonset, cronjob, namespace, "
-			    "persistentvolume-binder, pvc-protection, pv-protection)");
+			    "persistentvolume-binder, pvc-protection, pv-protection, statefulset)");
 }
 
 static bool enabled(const char *list, const char *name)

@@ -1832,6 +1832,58 @@ static void test_priority__resolve(void **state)
 	free(msg);
 }
 
+/* ---- StatefulSets: mounts of claim templates ---------------------------- */
+
+/* A file of tests/data (below $CORRAL_ROOT, else the working directory). */
+static char *data_file(const char *name)
+{
+	const char *root = getenv("CORRAL_ROOT");
+	cleanup_free char *path = xasprintf("%s/tests/data/%s", root && *root ? root : ".", name);
+	char *text = util_read_file(path, NULL);
+	if (!text)
+		print_message("cannot read %s\n", path);
+	assert_non_null(text);
+	return text;
+}
+
+/* The Kubernetes documentation's StatefulSets mount their
+ * volumeClaimTemplates by name; a mount naming neither a volume nor a
+ * claim template is still refused, and a template is no pod's volume. */
+static void test_validate__statefulset_claim_template_mounts(void **state)
+{
+	(void)state;
+	static const char *const docs[] = {"statefulset-web.yaml", "statefulset-cassandra.yaml",
+					   "statefulset-mysql.yaml", "statefulset-zookeeper.yaml"};
+	for (size_t i = 0; i < ARRAY_SIZE(docs); i++) {
+		cleanup_free char *y = data_file(docs[i]);
+		struct ynode *o = accept("statefulsets", y);
+		assert_string_equal(ynode_path_str(o, "spec.persistentVolumeClaimRetentionPolicy"
+						      ".whenScaled"),
+				    "Retain");
+		ynode_free(o);
+	}
+	static const char *head =
+	    "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web\nspec:\n"
+	    "  serviceName: nginx\n  selector:\n    matchLabels:\n      app: nginx\n"
+	    "  template:\n    metadata:\n      labels:\n        app: nginx\n"
+	    "    spec:\n%s      containers:\n      - name: nginx\n        image: busybox\n"
+	    "        volumeMounts:\n        - name: %s\n          mountPath: /data\n"
+	    "  volumeClaimTemplates:\n  - metadata:\n      name: www\n"
+	    "    spec:\n      accessModes: [ReadWriteOnce]\n"
+	    "      resources:\n        requests:\n          storage: 1Gi\n";
+	cleanup_free char *other = xasprintf(head, "", "data");
+	rejects("statefulsets", other,
+		"spec.template.spec.containers[0].volumeMounts[0].name: Not found: \"data\"");
+	cleanup_free char *ads = xasprintf(head, "      activeDeadlineSeconds: 5\n", "www");
+	rejects("statefulsets", ads,
+		"spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in "
+		"StatefulSet is not Supported");
+	cleanup_free char *pod = xasprintf(POD_HEAD "spec:\n  containers:\n  - name: a\n"
+						    "    image: b\n    volumeMounts:\n"
+						    "    - name: www\n      mountPath: /data\n");
+	rejects("pods", pod, "spec.containers[0].volumeMounts[0].name: Not found: \"www\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1891,6 +1943,7 @@ int main(void)
 	    cmocka_unit_test(test_validate__priority_class_rejections),
 	    cmocka_unit_test(test_validate__priority_class_value_and_policy_immutable),
 	    cmocka_unit_test(test_priority__resolve),
+	    cmocka_unit_test(test_validate__statefulset_claim_template_mounts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
