@@ -5,11 +5,13 @@
 #include "admission.h"
 #include "priority.h"
 #include "svcindex.h"
+#include "tolerations.h"
 #include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+static const enum kind_id admission__pods[] = {KIND_POD, KIND_COUNT};
 static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
 /* Kubernetes' Priority plugin admits pods and PriorityClasses; only the
  * classes are its state. */
@@ -17,6 +19,13 @@ static const enum kind_id admission__priority[] = {KIND_POD, KIND_PRIORITY_CLASS
 static const enum kind_id admission__priority_load[] = {KIND_PRIORITY_CLASS, KIND_COUNT};
 
 static const struct admission_hook admission__table[] = {
+    {
+	.name = "default-toleration-seconds",
+	.kinds = admission__pods,
+	.init = tolerations_hook_init,
+	.fini = tolerations_hook_fini,
+	.reserve = tolerations_hook_reserve,
+    },
     {
 	.name = "service-addresses",
 	.kinds = admission__services,

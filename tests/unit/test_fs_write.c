@@ -391,7 +391,10 @@ static void test_write__service_addresses_hook_keeps_services_apart(void **state
 	struct fixture *f = *state;
 	size_t n;
 	const struct admission_hook *hooks = admission_default_hooks(&n);
-	assert_string_equal(hooks[0].name, "service-addresses");
+	bool found = false;
+	for (size_t i = 0; i < n; i++)
+		found = found || !strcmp(hooks[i].name, "service-addresses");
+	assert_true(found);
 	struct admission *a = admission_new(hooks, n, NULL);
 	struct write_target ta = target("Service", "dev", "a", "namespaces/dev/services/a");
 	struct write_target tb = target("Service", "dev", "b", "namespaces/dev/services/b");
