@@ -11,6 +11,7 @@
 #include "cronjob.h"
 #include "daemonset.h"
 #include "deployment.h"
+#include "disruption.h"
 #include "dropbox.h"
 #include "endpoints.h"
 #include "events.h"
@@ -19,10 +20,12 @@
 #include "keymap.h"
 #include "kinds.h"
 #include "log.h"
+#include "nodelifecycle.h"
 #include "owners.h"
 #include "podgc.h"
 #include "replicaset.h"
 #include "serviceip.h"
+#include "taint.h"
 #include "ttl.h"
 #include "util.h"
 #include "write.h"
@@ -182,6 +185,42 @@ static void ctrl__stop_cronjob(void *state)
 	cronjobc_free(state);
 }
 
+static int ctrl__start_nodelifecycle(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = nodelc_new(c);
+	return 0;
+}
+
+static void ctrl__stop_nodelifecycle(void *state)
+{
+	nodelc_free(state);
+}
+
+static int ctrl__start_taint(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = taintmgr_new(c);
+	return 0;
+}
+
+static void ctrl__stop_taint(void *state)
+{
+	taintmgr_free(state);
+}
+
+static int ctrl__start_disruption(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = disruption_new(c);
+	return 0;
+}
+
+static void ctrl__stop_disruption(void *state)
+{
+	disruption_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -196,6 +235,9 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
     {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
+    {.name = "nodelifecycle", .start = ctrl__start_nodelifecycle, .stop = ctrl__stop_nodelifecycle},
+    {.name = "taint-eviction-controller", .start = ctrl__start_taint, .stop = ctrl__stop_taint},
+    {.name = "disruption", .start = ctrl__start_disruption, .stop = ctrl__stop_disruption},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 
