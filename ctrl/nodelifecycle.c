@@ -127,6 +127,12 @@ bool nodelc_bucket_take(struct nodelc_bucket *b, uint64_t now_ms, uint64_t *wait
 	return false;
 }
 
+uint64_t nodelc_grace_ms(uint64_t grace_ms, uint64_t renew_interval_ms)
+{
+	uint64_t least = renew_interval_ms + renew_interval_ms / 2;
+	return grace_ms > least ? grace_ms : least;
+}
+
 const char *nodelc_noexecute_key(const struct ynode *node)
 {
 	switch (nodelc_node_ready(node)) {
@@ -329,10 +335,12 @@ bool nodelc_mark_pod_not_ready(struct ynode *pod, const char *now)
 
 /* What the controller knows of one node. */
 struct nodelc__node {
-	uint64_t probe_ms; /* when its heartbeat last moved, our clock */
-	char *hb;	   /* Ready's lastHeartbeatTime, as last seen */
-	char *renew;	   /* its Lease's renewTime, as last seen */
-	char *zone;	   /* nodelc_zone_key() */
+	uint64_t probe_ms;	    /* when its heartbeat last moved, our clock */
+	uint64_t renew_ms;	    /* when its Lease was last seen renewed */
+	uint64_t renew_interval_ms; /* between its last two renewals seen */
+	char *hb;		    /* Ready's lastHeartbeatTime, as last seen */
+	char *renew;		    /* its Lease's renewTime, as last seen */
+	char *zone;		    /* nodelc_zone_key() */
 	enum nodelc_ready ready;
 	bool seen;	  /* ready is from an earlier sync */
 	bool queued;	  /* waits in its zone's queue for a NoExecute taint */
@@ -571,12 +579,15 @@ static void nodelc__sync_node(struct nodelc *n, const char *name)
 	}
 	nodelc__observe(s, &s->hb, nodelc__hb(node));
 
-	/* The grace period. */
+	/* The grace period: never less than one and a half of the node's
+	 * renew intervals, so that a grace shorter than the heartbeat does not
+	 * take every node for gone between two renewals. */
 	uint64_t now = loop_now_ms();
+	uint64_t grace = nodelc_grace_ms(n->grace_ms, s->renew_interval_ms);
 	enum nodelc_ready ready = nodelc_node_ready(node);
 	const struct ynode *rc = condition_find(ynode_path(node, "status.conditions"), "Ready");
 	bool is_unknown = rc && condition_field_is(rc, "status", "Unknown");
-	if (now - s->probe_ms >= n->grace_ms) {
+	if (now - s->probe_ms >= grace) {
 		if (!is_unknown && !s->unknown_out) {
 			cleanup_free char *path = obj_path("nodes", NULL, name);
 			log_info("nodelifecycle: node %s: no heartbeat for %llu ms: status Unknown",
@@ -588,7 +599,7 @@ static void nodelc__sync_node(struct nodelc *n, const char *name)
 		}
 	} else {
 		s->unknown_out = false;
-		workqueue_add_after(n->q, name, s->probe_ms + n->grace_ms - now);
+		workqueue_add_after(n->q, name, s->probe_ms + grace - now);
 	}
 
 	/* Pods leave Endpoints as soon as their node is not ready. */
@@ -772,7 +783,14 @@ static void nodelc__on_lease(void *data, const char *key, const struct ynode *le
 		return;
 	const char *renew = ynode_path_str(lease, "spec.renewTime");
 	struct nodelc__node *s = nodelc__get(n, name);
+	bool moved = !s->renew || strcmp(s->renew, renew ? renew : "");
 	nodelc__observe(s, &s->renew, renew ? renew : "");
+	if (moved) {
+		uint64_t now = loop_now_ms();
+		if (s->renew_ms)
+			s->renew_interval_ms = now - s->renew_ms;
+		s->renew_ms = now;
+	}
 	workqueue_add(n->q, name);
 }
 

@@ -8,7 +8,8 @@
  * [ctrl] node-monitor-grace-period (40 s) gets its conditions Unknown
  * (reason NodeStatusUnknown, "Kubelet stopped posting node status.") and
  * the pods on it the Ready condition False, so that Endpoints drop them at
- * once.
+ * once. A node's grace is never less than one and a half of the interval
+ * between its last two Lease renewals (nodelc_grace_ms()).
  *
  * Taints follow the node's conditions. NoSchedule ones at once
  * (TaintNodesByCondition): node.kubernetes.io/not-ready (Ready False),
@@ -102,6 +103,11 @@ void nodelc_bucket_init(struct nodelc_bucket *b, double rate, uint64_t now_ms);
  * one (UINT64_MAX: never, rate 0). */
 bool nodelc_bucket_take(struct nodelc_bucket *b, uint64_t now_ms, uint64_t *wait_ms);
 
+/* The grace period a node gets: grace_ms, or one and a half of the
+ * interval between its last two Lease renewals when that is longer (a
+ * grace shorter than the heartbeat, which would take every node for gone
+ * between two renewals). */
+uint64_t nodelc_grace_ms(uint64_t grace_ms, uint64_t renew_interval_ms);
 /* Which NoExecute taint a node should have: NULL (none: Ready), or one of
  * NODELC_TAINT_NOT_READY and NODELC_TAINT_UNREACHABLE. */
 const char *nodelc_noexecute_key(const struct ynode *node);

@@ -83,6 +83,16 @@ static void test_nodelc__readiness_and_zone(void **state)
 				"b");
 }
 
+static void test_nodelc__grace_covers_a_renewal(void **state)
+{
+	(void)state;
+	assert_int_equal(nodelc_grace_ms(40000, 10000), 40000);
+	assert_int_equal(nodelc_grace_ms(40000, 0), 40000); /* no interval seen yet */
+	/* a grace shorter than the renewals: one and a half of them */
+	assert_int_equal(nodelc_grace_ms(6000, 10000), 15000);
+	assert_int_equal(nodelc_grace_ms(2000, 500), 2000);
+}
+
 static void test_nodelc__zone_states(void **state)
 {
 	(void)state;
@@ -403,6 +413,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_nodelc__readiness_and_zone),
+	    cmocka_unit_test(test_nodelc__grace_covers_a_renewal),
 	    cmocka_unit_test(test_nodelc__zone_states),
 	    cmocka_unit_test(test_nodelc__zone_rates),
 	    cmocka_unit_test(test_nodelc__token_bucket),
