@@ -107,6 +107,7 @@ bench: all
 	@bench/jobs.sh $(B)
 	@bench/namespace.sh $(B)
 	@bench/storage.sh $(B)
+	@bench/failover.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

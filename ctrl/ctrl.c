@@ -11,6 +11,7 @@
 #include "cronjob.h"
 #include "daemonset.h"
 #include "deployment.h"
+#include "disruption.h"
 #include "dropbox.h"
 #include "endpoints.h"
 #include "events.h"
@@ -20,6 +21,7 @@
 #include "kinds.h"
 #include "log.h"
 #include "namespace.h"
+#include "nodelifecycle.h"
 #include "owners.h"
 #include "podgc.h"
 #include "protection.h"
@@ -27,6 +29,7 @@
 #include "replicaset.h"
 #include "serviceip.h"
 #include "statefulset.h"
+#include "taint.h"
 #include "ttl.h"
 #include "util.h"
 #include "write.h"
@@ -239,6 +242,18 @@ static int ctrl__start_pv_protection(struct ctrl *c, void **state, struct error 
 static void ctrl__stop_protection(void *state)
 {
 	protection_free(state);
+static int ctrl__start_nodelifecycle(struct ctrl *c, void **state, struct error **err)
+	*state = nodelc_new(c);
+static void ctrl__stop_nodelifecycle(void *state)
+	nodelc_free(state);
+static int ctrl__start_taint(struct ctrl *c, void **state, struct error **err)
+	*state = taintmgr_new(c);
+static void ctrl__stop_taint(void *state)
+	taintmgr_free(state);
+static int ctrl__start_disruption(struct ctrl *c, void **state, struct error **err)
+	*state = disruption_new(c);
+static void ctrl__stop_disruption(void *state)
+	disruption_free(state);
 }
 
 const struct ctrl_controller ctrl_controllers[] = {
@@ -260,6 +275,9 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "pvc-protection", .start = ctrl__start_pvc_protection, .stop = ctrl__stop_protection},
     {.name = "pv-protection", .start = ctrl__start_pv_protection, .stop = ctrl__stop_protection},
     {.name = "statefulset", .start = ctrl__start_statefulset, .stop = ctrl__stop_statefulset},
+    {.name = "nodelifecycle", .start = ctrl__start_nodelifecycle, .stop = ctrl__stop_nodelifecycle},
+    {.name = "taint-eviction-controller", .start = ctrl__start_taint, .stop = ctrl__stop_taint},
+    {.name = "disruption", .start = ctrl__start_disruption, .stop = ctrl__stop_disruption},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

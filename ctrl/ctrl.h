@@ -45,6 +45,12 @@ struct ctrl_config {
 	char *service_cidr;	     /* ClusterIPs come from it ([cluster]) */
 	char *node_port_range;	     /* "30000-32767" ([cluster]) */
 	int pod_gc_threshold;	     /* terminated pods podgc keeps; 0: all */
+	/* the node lifecycle controller (nodelifecycle.h) */
+	uint64_t node_monitor_grace_ms;
+	double node_eviction_rate;	     /* nodes a second */
+	double secondary_node_eviction_rate; /* in a large partially disrupted zone */
+	double unhealthy_zone_threshold;     /* fraction of a zone's nodes not ready */
+	int large_cluster_size_threshold;    /* nodes */
 };
 
 struct ctrl {

@@ -11,6 +11,7 @@
  * reported, and the file still holding what it read. */
 #include "dropbox.h"
 #include "ctrl.h"
+#include "disruption.h"
 #include "events.h"
 #include "keymap.h"
 #include "kinds.h"
@@ -108,6 +109,16 @@ char *dropbox_target(const char *ns, const struct ynode *doc, struct error **err
 static int dropbox__file_doc(const char *mount, const char *ns, const struct ynode *doc,
 			     char **where, struct error **err)
 {
+	if (!strcmp(ynode_path_str(doc, "kind"), "Eviction")) {
+		/* POSTed, not filed: the eviction of the pod it names */
+		const char *dns = ynode_path_str(doc, "metadata.namespace");
+		const char *ens = ns ? ns : dns && *dns ? dns : "default";
+		const char *pod = ynode_path_str(doc, "metadata.name");
+		if (!pod || !*pod)
+			return error_set(err, EINVAL, "metadata.name: Required value");
+		*where = obj_path("pods", ens, pod);
+		return disruption_evict(mount, ens, pod, err);
+	}
 	char *path = dropbox_target(ns, doc, err);
 	if (!path)
 		return -EINVAL;

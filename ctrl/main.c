@@ -37,7 +37,8 @@ static void usage(const char *prog)
 	    "drop boxes, the expiry of events, Services' ClusterIPs and nodePorts,\n"
 	    "Endpoints, Jobs, the TTL after a Job finishes, the pod garbage collector,\n"
 	    "DaemonSets, CronJobs, the deletion of namespaces, the PersistentVolume\n"
-	    "binder with the local-path provisioner, and PVC and PV protection.\n"
+	    "binder with the local-path provisioner, PVC and PV protection, StatefulSets,\n"
+	    "node lifecycle and taint eviction, and PodDisruptionBudgets.\n"
 	    "  --mount DIR                           the cluster's mount (default /cluster)\n"
 	    "  --config FILE                         the [ctrl] section (default "
 	    "/etc/corral/corral.conf)\n"
@@ -64,6 +65,13 @@ static void usage(const char *prog)
 	    "  --resync-period D                     relist every D (default 0: never)\n"
 	    "  --terminated-pod-gc-threshold N       podgc keeps at most N terminated pods\n"
 	    "                                        (default 12500, 0: no limit)\n"
+	    "  --node-monitor-grace-period D         a node without a heartbeat for D is Unknown\n"
+	    "                                        (default 40s)\n"
+	    "  --node-eviction-rate R                nodes a second tainted for eviction (0.1)\n"
+	    "  --secondary-node-eviction-rate R      the same in a large disrupted zone (0.01)\n"
+	    "  --unhealthy-zone-threshold F          a zone with F of its nodes not ready is\n"
+	    "                                        partially disrupted (0.55)\n"
+	    "  --large-cluster-size-threshold N      zones of more nodes keep evicting (50)\n"
 	    "  --service-cidr CIDR                   ClusterIPs come from it (default "
 	    "10.96.0.0/16)\n"
 	    "  --service-node-port-range A-B         nodePorts come from it (default "
@@ -123,6 +131,36 @@ int main(int argc, char **argv)
 	     .min = 0,
 	     .max = 100000000},
 	    {.name = "resync-period", .type = CONFIG_DURATION, .ptr = &cfg.resync_ms, .def = "0"},
+	    {.name = "node-monitor-grace-period",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.node_monitor_grace_ms,
+	     .def = "40s",
+	     .min = 100,
+	     .max = 86400000},
+	    {.name = "node-eviction-rate",
+	     .type = CONFIG_DOUBLE,
+	     .ptr = &cfg.node_eviction_rate,
+	     .def = "0.1",
+	     .min = 0,
+	     .max = 1000000},
+	    {.name = "secondary-node-eviction-rate",
+	     .type = CONFIG_DOUBLE,
+	     .ptr = &cfg.secondary_node_eviction_rate,
+	     .def = "0.01",
+	     .min = 0,
+	     .max = 1000000},
+	    {.name = "unhealthy-zone-threshold",
+	     .type = CONFIG_DOUBLE,
+	     .ptr = &cfg.unhealthy_zone_threshold,
+	     .def = "0.55",
+	     .min = 0,
+	     .max = 1},
+	    {.name = "large-cluster-size-threshold",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.large_cluster_size_threshold,
+	     .def = "50",
+	     .min = 0,
+	     .max = 1000000},
 	    /* Shared with corral-noded and corral-dns: set them in [cluster]. */
 	    {.name = "service-cidr",
 	     .type = CONFIG_STRING,
@@ -146,6 +184,11 @@ int main(int argc, char **argv)
 	    {"status-interval", required_argument, NULL, 'K'},
 	    {"resync-period", required_argument, NULL, 'K'},
 	    {"terminated-pod-gc-threshold", required_argument, NULL, 'K'},
+	    {"node-monitor-grace-period", required_argument, NULL, 'K'},
+	    {"node-eviction-rate", required_argument, NULL, 'K'},
+	    {"secondary-node-eviction-rate", required_argument, NULL, 'K'},
+	    {"unhealthy-zone-threshold", required_argument, NULL, 'K'},
+	    {"large-cluster-size-threshold", required_argument, NULL, 'K'},
 	    {"service-cidr", required_argument, NULL, 'K'},
 	    {"service-node-port-range", required_argument, NULL, 'K'},
 	    {"verbose", no_argument, NULL, 'v'},

@@ -8,6 +8,7 @@
 #include "priority.h"
 #include "storage.h"
 #include "svcindex.h"
+#include "tolerations.h"
 #include "util.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@ static const enum kind_id admission__storage_class[] = {KIND_PERSISTENT_VOLUME_C
 static const enum kind_id admission__storage_class_load[] = {KIND_STORAGE_CLASS, KIND_COUNT};
 static const enum kind_id admission__storage_protection[] = {KIND_PERSISTENT_VOLUME_CLAIM,
 							     KIND_PERSISTENT_VOLUME, KIND_COUNT};
+static const enum kind_id admission__pods[] = {KIND_POD, KIND_COUNT};
 static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
 /* Kubernetes' Priority plugin admits pods and PriorityClasses; only the
  * classes are its state. */
@@ -41,6 +43,13 @@ static const struct admission_hook admission__table[] = {
 	.load = nslifecycle_hook_load,
 	.reserve = nslifecycle_hook_reserve,
 	.settle = nslifecycle_hook_settle,
+    },
+    {
+	.name = "default-toleration-seconds",
+	.kinds = admission__pods,
+	.init = tolerations_hook_init,
+	.fini = tolerations_hook_fini,
+	.reserve = tolerations_hook_reserve,
     },
     {
 	.name = "default-storage-class",

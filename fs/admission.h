@@ -66,6 +66,8 @@ struct admission_request {
 /* What the hooks are made from. */
 struct admission_config {
 	const struct servicerange *service_range; /* Services' addresses */
+	long long not_ready_toleration_s;	  /* DefaultTolerationSeconds; 0: 300 */
+	long long unreachable_toleration_s;	  /* the same; 0: 300 */
 };
 
 struct admission_hook {

@@ -25,6 +25,7 @@ struct fs {
 	char *log_dir;		     /* where containers' output is: /var/log/pods */
 	struct servicerange range;   /* Services' addresses */
 	struct admission *admission; /* the write path's hooks */
+	long long toleration_s[2];   /* DefaultTolerationSeconds: not-ready, unreachable */
 	struct errors *errors;	     /* .errors */
 	uint64_t errors_ino;
 	struct notifier *notifier; /* invalidations outside the request */

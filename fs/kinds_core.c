@@ -8,6 +8,7 @@
 #include "kinds_scheduling.h"
 #include "names.h"
 #include "quantity.h"
+#include "tolerations.h"
 #include "util.h"
 #include "validate_impl.h"
 
@@ -118,6 +119,7 @@ static void update_pod(struct vctx *c, const struct ynode *obj, const struct yno
 static void carry_pod(struct ynode *obj, const struct ynode *old)
 {
 	priority_carry(obj, old);
+	tolerations_carry(obj, old); /* and DefaultTolerationSeconds' */
 }
 
 /* Pod */

@@ -103,6 +103,7 @@ int main(int argc, char **argv)
 	/* The [fs] section of the config file; flags win over it. */
 	char *cfg_state = NULL, *cfg_mount = NULL, *cfg_level = NULL, *cfg_logs = NULL;
 	char *cfg_svc_cidr = NULL;
+	int cfg_not_ready_s = 0, cfg_unreachable_s = 0;
 	const struct config_key keys[] = {
 	    {.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
 	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
@@ -111,6 +112,18 @@ int main(int argc, char **argv)
 	     .type = CONFIG_STRING,
 	     .ptr = &cfg_logs,
 	     .def = "/var/log/pods"},
+	    {.name = "default-not-ready-toleration-seconds",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg_not_ready_s,
+	     .def = "300",
+	     .min = 1,
+	     .max = 1000000000},
+	    {.name = "default-unreachable-toleration-seconds",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg_unreachable_s,
+	     .def = "300",
+	     .min = 1,
+	     .max = 1000000000},
 	    /* [cluster], shared with corral-ctrl, corral-noded and corral-dns */
 	    {.name = "service-cidr",
 	     .type = CONFIG_STRING,
@@ -169,6 +182,7 @@ int main(int argc, char **argv)
 	fs = fs_new(store, git_dir);
 	fs_set_log_dir(fs, opts.logs ? opts.logs : cfg_logs);
 	fs_set_service_range(fs, &svc_range);
+	fs_set_default_tolerations(fs, cfg_not_ready_s, cfg_unreachable_s);
 	if (fs_load(fs, &err) < 0)
 		goto out_err;
 

@@ -1,6 +1,7 @@
 /* object.c: see object.h. */
 #include "object.h"
 #include "finalizers.h"
+#include "names.h"
 #include "ownerref.h"
 #include "timefmt.h"
 #include "util.h"
@@ -376,6 +377,27 @@ void object_build_clear(struct object_build *b)
 	b->message = NULL;
 }
 
+/* An Eviction (policy/v1) in a drop box: corral-ctrl evicts the pod it
+ * names (ctrl/disruption.h) instead of filing it; no folder holds it. */
+static int object__check_eviction(const char *ns, const struct ynode *doc, const char *api,
+				  const char *name, struct error **err)
+{
+	if (!api || (strcmp(api, "policy/v1") && strcmp(api, "policy/v1beta1")))
+		return error_set(err, EINVAL,
+				 "apiVersion: Unsupported value: \"%s\": Eviction is served as "
+				 "policy/v1",
+				 api ? api : "");
+	if (!name || !*name)
+		return error_set(err, EINVAL, "metadata.name: Required value (the pod to evict)");
+	const char *dns = ynode_path_str(doc, "metadata.namespace");
+	if (ns && dns && *dns && strcmp(dns, ns) != 0)
+		return error_set(
+		    err, EINVAL,
+		    "metadata.namespace: Invalid value: \"%s\": dropped into namespace \"%s\"", dns,
+		    ns);
+	return names_dns1123_subdomain(name, err);
+}
+
 /* One document of a drop box. */
 static int object__check_drop_doc(const char *ns, struct ynode *doc, struct error **err)
 {
@@ -387,6 +409,8 @@ static int object__check_drop_doc(const char *ns, struct ynode *doc, struct erro
 	const char *name = ynode_path_str(doc, "metadata.name");
 	if (!kind || !*kind)
 		return error_set(err, EINVAL, "kind: Required value");
+	if (!strcmp(kind, "Eviction"))
+		return object__check_eviction(ns, doc, api, name, err);
 	const struct kind_info *k = kinds_by_kind(kind);
 	if (!k)
 		return error_set(err, EINVAL,

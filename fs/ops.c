@@ -2170,11 +2170,13 @@ const struct fuse_lowlevel_ops *fs_ops(void)
 
 /* ---- setting up ---- */
 
-static struct admission *fs__admission(const struct servicerange *range)
+static struct admission *fs__admission(const struct fs *fs)
 {
 	size_t n;
 	const struct admission_hook *hooks = admission_default_hooks(&n);
-	struct admission_config cfg = {.service_range = range};
+	struct admission_config cfg = {.service_range = &fs->range,
+				       .not_ready_toleration_s = fs->toleration_s[0],
+				       .unreachable_toleration_s = fs->toleration_s[1]};
 	return admission_new(hooks, n, &cfg);
 }
 
@@ -2186,7 +2188,7 @@ struct fs *fs_new(struct store *store, const char *gitdir)
 	fs->gitdir = xstrdup(gitdir);
 	fs->log_dir = xstrdup("/var/log/pods");
 	servicerange_parse(SERVICERANGE_DEFAULT_CIDR, &fs->range, NULL);
-	fs->admission = fs__admission(&fs->range);
+	fs->admission = fs__admission(fs);
 	fs->errors = errors_new();
 	fs->notifier = notifier_new();
 	fs->workers = workers_new();
@@ -2334,7 +2336,15 @@ void fs_set_service_range(struct fs *fs, const struct servicerange *range)
 {
 	fs->range = *range;
 	admission_free(fs->admission);
-	fs->admission = fs__admission(&fs->range);
+	fs->admission = fs__admission(fs);
+}
+
+void fs_set_default_tolerations(struct fs *fs, long long not_ready_s, long long unreachable_s)
+{
+	fs->toleration_s[0] = not_ready_s;
+	fs->toleration_s[1] = unreachable_s;
+	admission_free(fs->admission);
+	fs->admission = fs__admission(fs);
 }
 
 void fs_set_log_dir(struct fs *fs, const char *dir)

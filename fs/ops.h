@@ -55,6 +55,9 @@ void fs_set_log_dir(struct fs *fs, const char *dir);
  * 10.96.0.0/16) that a Service's requested clusterIP must lie in; before
  * fs_load(). */
 void fs_set_service_range(struct fs *fs, const struct servicerange *range);
+/* DefaultTolerationSeconds' two durations ([fs] keys; 0: 300), before
+ * fs_load(). */
+void fs_set_default_tolerations(struct fs *fs, long long not_ready_s, long long unreachable_s);
 /* Starts the notifier once the session exists. */
 int fs_start(struct fs *fs, struct fuse_session *se, struct error **err);
 void fs_free(struct fs *fs);

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,20 @@ int config_parse_int(const char *s, long long min, long long max, long long *out
 	return 0;
 }
 
+int config_parse_double(const char *s, long long min, long long max, double *out,
+			struct error **err)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno == ERANGE || !isfinite(v))
+		return error_set(err, EINVAL, "'%s' is not a number", s);
+	if (min < max && (v < (double)min || v > (double)max))
+		return error_set(err, ERANGE, "%s is out of range %lld..%lld", s, min, max);
+	*out = v;
+	return 0;
+}
+
 int config_parse_bool(const char *s, bool *out, struct error **err)
 {
 	static const char *yes[] = {"true", "yes", "on", "1"};
@@ -218,6 +233,9 @@ static int config__apply(const struct config_key *k, const char *text, struct er
 			*(uint64_t *)k->ptr = v;
 		break;
 	}
+	case CONFIG_DOUBLE:
+		r = config_parse_double(text, k->min, k->max, k->ptr, err);
+		break;
 	default:
 		r = error_set(err, EINVAL, "unknown type %d", (int)k->type);
 	}

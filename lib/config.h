@@ -25,6 +25,7 @@ enum config_type {
 	CONFIG_INT,	 /* int *: decimal */
 	CONFIG_BOOL,	 /* bool *: true/false, yes/no, on/off, 1/0 */
 	CONFIG_DURATION, /* uint64_t *, milliseconds: "0", "250ms", "30s", "1h30m" */
+	CONFIG_DOUBLE,	 /* double *: a decimal number ("0.1", "0.55") */
 };
 
 struct config_key {
@@ -32,7 +33,7 @@ struct config_key {
 	enum config_type type;
 	void *ptr;	 /* the field, of the type above */
 	const char *def; /* default, written as in the file; NULL: leave as is */
-	long long min;	 /* CONFIG_INT, CONFIG_DURATION (ms): inclusive range, */
+	long long min;	 /* CONFIG_INT, CONFIG_DURATION (ms), CONFIG_DOUBLE: inclusive range, */
 	long long max;	 /* checked when min < max */
 };
 
@@ -75,5 +76,8 @@ int config_parse_int(const char *s, long long min, long long max, long long *out
 		     struct error **err);
 int config_parse_bool(const char *s, bool *out, struct error **err);
 int config_parse_duration(const char *s, uint64_t *ms, struct error **err);
+/* A finite decimal number within [min, max] when min < max. */
+int config_parse_double(const char *s, long long min, long long max, double *out,
+			struct error **err);
 
 #endif

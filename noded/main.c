@@ -41,6 +41,8 @@ struct noded_conf {
 	char *cluster_cidr;
 	int node_cidr_mask;
 	uint64_t heartbeat_ms;
+	uint64_t lease_renew_ms;
+	int lease_duration_s;
 	uint64_t resync_ms;
 	char *node_ip;
 	char *state;
@@ -205,6 +207,8 @@ int main(int argc, char **argv)
 	    {"cluster-cidr", CONFIG_STRING, &cf.cluster_cidr, "10.244.0.0/16", 0, 0},
 	    {"node-cidr-mask-size", CONFIG_INT, &cf.node_cidr_mask, "24", 1, CIDR_MAX_PREFIX},
 	    {"heartbeat-period", CONFIG_DURATION, &cf.heartbeat_ms, "10s", 100, 3600000},
+	    {"node-lease-renew-interval", CONFIG_DURATION, &cf.lease_renew_ms, "10s", 100, 3600000},
+	    {"node-lease-duration-seconds", CONFIG_INT, &cf.lease_duration_s, "40", 1, 3600},
 	    {"resync-period", CONFIG_DURATION, &cf.resync_ms, "1m", 0, 86400000},
 	    {"node-ip", CONFIG_STRING, &cf.node_ip, "", 0, 0},
 	    {"state", CONFIG_STRING, &cf.state, "/var/lib/corral", 0, 0},
@@ -260,6 +264,8 @@ int main(int argc, char **argv)
 	    .pod_cidr = cf.pod_cidr,
 	    .node_cidr_mask = (unsigned)cf.node_cidr_mask,
 	    .heartbeat_ms = cf.heartbeat_ms,
+	    .lease_renew_ms = cf.lease_renew_ms,
+	    .lease_duration_s = (unsigned)cf.lease_duration_s,
 	    .node_ip = cf.node_ip,
 	    .storage_path = cf.state,
 	    .max_pods = cf.max_pods,

@@ -35,12 +35,13 @@ struct node_agent {
 	struct machine_info info;
 	struct cidr pod_cidr;
 	bool has_pod_cidr;
-	char *node_path;  /* MOUNT/nodes/NAME.yaml */
-	char *lease_dir;  /* MOUNT/namespaces/kube-node-lease/leases */
-	char *lease_path; /* lease_dir/NAME.yaml */
-	char *node_uid;	  /* for the Lease's owner reference */
-	struct loop_timer *timer;
-	unsigned seed; /* rand_r: choices after a collision */
+	char *node_path;		/* MOUNT/nodes/NAME.yaml */
+	char *lease_dir;		/* MOUNT/namespaces/kube-node-lease/leases */
+	char *lease_path;		/* lease_dir/NAME.yaml */
+	char *node_uid;			/* for the Lease's owner reference */
+	struct loop_timer *timer;	/* the heartbeat */
+	struct loop_timer *lease_timer; /* the Lease's renewal */
+	unsigned seed;			/* rand_r: choices after a collision */
 };
 
 /* ---- the objects, pure ----------------------------------------------------- */
@@ -298,10 +299,7 @@ static bool node__overlaps_any(const struct cidr *c, const struct cidr *v, size_
 
 static int node__write_lease(struct node_agent *na, const char *claim, struct error **err)
 {
-	/* renewed every heartbeat, it lasts four of them, and at least
-	 * Kubernetes' 40 s */
-	uint64_t four = 4 * na->o.heartbeat_ms / 1000;
-	unsigned duration = four > NODE_LEASE_SECONDS ? (unsigned)four : NODE_LEASE_SECONDS;
+	unsigned duration = na->o.lease_duration_s ? na->o.lease_duration_s : NODE_LEASE_SECONDS;
 	cleanup_ynode struct ynode *lease =
 	    node_lease_build(na->name, claim, na->node_uid, duration, time(NULL));
 	int r = objio_write(na->mount, na->lease_path, lease, err);
@@ -510,6 +508,11 @@ int node_agent_heartbeat(struct node_agent *na, struct error **err)
 	}
 	if (!had_uid)
 		node__learn_uid(na);
+	return 0;
+}
+
+int node_agent_renew_lease(struct node_agent *na, struct error **err)
+{
 	char cidr[CIDR_STR_SIZE];
 	if (na->has_pod_cidr)
 		cidr_format(&na->pod_cidr, cidr);
@@ -518,6 +521,18 @@ int node_agent_heartbeat(struct node_agent *na, struct error **err)
 		return -1;
 	}
 	return 0;
+}
+
+static void node__on_lease_tick(struct loop *loop, struct loop_timer *t, void *data)
+{
+	(void)loop;
+	(void)t;
+	struct node_agent *na = data;
+	struct error *err = NULL;
+	if (node_agent_renew_lease(na, &err) < 0) {
+		log_warn("%s", err->msg);
+		error_free(err);
+	}
 }
 
 static void node__on_tick(struct loop *loop, struct loop_timer *t, void *data)
@@ -569,12 +584,15 @@ int node_agent_register(struct node_agent *na, struct error **err)
 	uint64_t period = na->o.heartbeat_ms;
 	uint64_t jitter = period / 4 ? (uint64_t)rand_r(&na->seed) % (period / 4) : 0;
 	loop_timer_start(na->timer, period - jitter, period);
+	uint64_t renew = na->o.lease_renew_ms ? na->o.lease_renew_ms : NODE_LEASE_RENEW_MS;
+	loop_timer_start(na->lease_timer, renew, renew);
 	return 0;
 }
 
 void node_agent_stop(struct node_agent *na)
 {
 	loop_timer_stop(na->timer);
+	loop_timer_stop(na->lease_timer);
 }
 
 const struct cidr *node_agent_pod_cidr(const struct node_agent *na)
@@ -614,6 +632,7 @@ struct node_agent *node_agent_new(struct loop *loop, const struct node_opts *o, 
 	na->lease_dir = xasprintf("%s/%s", na->mount, lease_folder);
 	na->lease_path = xasprintf("%s/%s", na->mount, lease_rel);
 	na->timer = loop_timer_new(loop, node__on_tick, na);
+	na->lease_timer = loop_timer_new(loop, node__on_lease_tick, na);
 	na->seed = fnv1a32(na->name, strlen(na->name)) ^ (unsigned)getpid() ^ (unsigned)time(NULL);
 	return na;
 }
@@ -623,6 +642,7 @@ void node_agent_free(struct node_agent *na)
 	if (!na)
 		return;
 	loop_timer_free(na->timer);
+	loop_timer_free(na->lease_timer);
 	machine_info_clear(&na->info);
 	free(na->mount);
 	free(na->name);

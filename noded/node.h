@@ -12,7 +12,11 @@
  *
  * Then, every heartbeat period, the node's status (conditions with
  * lastHeartbeatTime) is written back through the mount with the
- * resourceVersion read, conflicts retried, and the Lease renewed. Status
+ * resourceVersion read, conflicts retried; and on its own timer, every
+ * lease renew interval (10 s, as the kubelet's: a quarter of the Lease's
+ * 40 s), the Lease is renewed (spec.renewTime, holderIdentity the node's
+ * name, leaseDurationSeconds). corral-ctrl's node lifecycle controller
+ * reads either as the node's heartbeat. Status
  * and Leases never enter the history, so heartbeats make no commits. A
  * node object deleted by someone is registered again. On stop the node is
  * left as it is, as Kubernetes keeps nodes: it turns NotReady when others
@@ -33,7 +37,8 @@
 
 #define NODE_CLAIM_ANNOTATION "corral.io/pod-cidr-claim"
 #define NODE_LEASE_NAMESPACE  "kube-node-lease"
-#define NODE_LEASE_SECONDS    40 /* Kubernetes' default; at least 4 heartbeats */
+#define NODE_LEASE_SECONDS    40    /* Kubernetes' default (nodeLeaseDurationSeconds) */
+#define NODE_LEASE_RENEW_MS   10000 /* the kubelet's: a quarter of the 40 s */
 
 struct node_opts {
 	const char *mount;
@@ -43,8 +48,10 @@ struct node_opts {
 	struct cidr cluster_cidr; /* where podCIDRs are cut from */
 	unsigned node_cidr_mask;  /* their prefix length */
 	uint64_t heartbeat_ms;
-	const char *node_ip;	  /* NULL or "": the machine's */
-	const char *storage_path; /* its filesystem is ephemeral-storage */
+	uint64_t lease_renew_ms;   /* 0: NODE_LEASE_RENEW_MS */
+	unsigned lease_duration_s; /* 0: NODE_LEASE_SECONDS */
+	const char *node_ip;	   /* NULL or "": the machine's */
+	const char *storage_path;  /* its filesystem is ephemeral-storage */
 	int max_pods;
 	int64_t eviction_memory; /* bytes kept free: memory pressure below */
 	struct machine_resources hollow_capacity;
@@ -91,11 +98,14 @@ void node_agent_free(struct node_agent *na);
 void node_agent_freep(struct node_agent **na);
 #define cleanup_node_agent __attribute__((cleanup(node_agent_freep)))
 
-/* Registers the node (choosing its podCIDR) and starts the heartbeat. */
+/* Registers the node (choosing its podCIDR) and starts the heartbeat and
+ * the Lease's renewal. */
 int node_agent_register(struct node_agent *na, struct error **err);
-/* One heartbeat now. */
+/* One heartbeat (the node's status) now. */
 int node_agent_heartbeat(struct node_agent *na, struct error **err);
-/* Stops heartbeating; the node object stays. */
+/* Renews the Lease now. */
+int node_agent_renew_lease(struct node_agent *na, struct error **err);
+/* Stops heartbeating and renewing; the node object and Lease stay. */
 void node_agent_stop(struct node_agent *na);
 
 const struct cidr *node_agent_pod_cidr(const struct node_agent *na);

@@ -307,6 +307,30 @@ static void test_config_load__int_outside_int_range_is_refused(void **state)
 	assert_true(config_load(NULL, "dns", keys, NULL) < 0);
 }
 
+static void test_config_parse_double__numbers_and_ranges(void **state)
+{
+	(void)state;
+	double v = 0;
+	assert_int_equal(config_parse_double("0.55", 0, 1, &v, NULL), 0);
+	assert_true(v > 0.5499 && v < 0.5501);
+	assert_int_equal(config_parse_double("3", 0, 0, &v, NULL), 0);
+	assert_true(v == 3.0);
+	assert_true(config_parse_double("", 0, 0, &v, NULL) < 0);
+	assert_true(config_parse_double("0.1x", 0, 0, &v, NULL) < 0);
+	assert_true(config_parse_double("inf", 0, 0, &v, NULL) < 0);
+	assert_true(config_parse_double("1.5", 0, 1, &v, NULL) < 0);
+	double d = 0;
+	struct config_key keys[] = {
+	    {"rate", CONFIG_DOUBLE, &d, "0.1", 0, 1000},
+	    CONFIG_KEYS_END,
+	};
+	assert_int_equal(config_load(NULL, "ctrl", keys, NULL), 0);
+	assert_true(d > 0.0999 && d < 0.1001);
+	assert_int_equal(config_set(keys, "rate", "2.5", NULL), 0);
+	assert_true(d == 2.5);
+	assert_true(config_set(keys, "rate", "-1", NULL) < 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -325,6 +349,7 @@ int main(void)
 	    T(test_config_parse_duration__spellings),
 	    T(test_config_parse_bool_and_int),
 	    T(test_config_load__int_outside_int_range_is_refused),
+	    T(test_config_parse_double__numbers_and_ranges),
 	    T(test_config_flags__win_over_the_file_in_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
