@@ -1,12 +1,17 @@
 /* admission.c: the table of corral-fs's admission hooks and the protocol
  * that runs them (see admission.h). The hooks themselves live with their
  * state (svcindex.c: Services' addresses and node ports; priority.c: a
- * pod's priority from its PriorityClass). */
+ * pod's priority from its PriorityClass; limitrange.c: LimitRanges'
+ * defaults and bounds; quota.c: ResourceQuotas). */
 #include "admission.h"
+#include "limitrange.h"
 #include "priority.h"
+#include "quota.h"
 #include "svcindex.h"
 #include "util.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +20,23 @@ static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
  * classes are its state. */
 static const enum kind_id admission__priority[] = {KIND_POD, KIND_PRIORITY_CLASS, KIND_COUNT};
 static const enum kind_id admission__priority_load[] = {KIND_PRIORITY_CLASS, KIND_COUNT};
+/* LimitRanger admits pods and claims; only the LimitRanges are its state. */
+static const enum kind_id admission__limitrange[] = {KIND_POD, KIND_PERSISTENT_VOLUME_CLAIM,
+						     KIND_LIMIT_RANGE, KIND_COUNT};
+static const enum kind_id admission__limitrange_load[] = {KIND_LIMIT_RANGE, KIND_COUNT};
 
 static const struct admission_hook admission__table[] = {
+    {
+	.name = "limit-ranger",
+	.kinds = admission__limitrange,
+	.load_kinds = admission__limitrange_load,
+	.init = limitrange_hook_init,
+	.fini = limitrange_hook_fini,
+	.load = limitrange_hook_load,
+	.reserve = limitrange_hook_reserve,
+	.settle = limitrange_hook_settle,
+	.unreserve = limitrange_hook_unreserve,
+    },
     {
 	.name = "service-addresses",
 	.kinds = admission__services,
@@ -37,6 +57,17 @@ static const struct admission_hook admission__table[] = {
 	.reserve = priority_hook_reserve,
 	.settle = priority_hook_settle,
 	.unreserve = priority_hook_unreserve,
+    },
+    /* ResourceQuota last, as Kubernetes orders it: it charges the object
+     * every other hook has changed. Every kind: count/<resource>. */
+    {
+	.name = "resource-quota",
+	.init = quota_hook_init,
+	.fini = quota_hook_fini,
+	.load = quota_hook_load,
+	.reserve = quota_hook_reserve,
+	.settle = quota_hook_settle,
+	.unreserve = quota_hook_unreserve,
     },
 };
 
@@ -133,6 +164,14 @@ void admission_load(struct admission *a, const struct admission_request *rq)
 	}
 }
 
+void *admission_hook_state(const struct admission *a, const char *name)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		if (!strcmp(a->slots[i].hook->name, name))
+			return a->slots[i].state;
+	return NULL;
+}
+
 static void admission__ticket_free(struct admission_ticket *t)
 {
 	if (!t)
@@ -188,4 +227,19 @@ int admission_reserve(struct admission *a, struct admission_request *rq,
 	}
 	*t = tk;
 	return 0;
+}
+
+int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
+			...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cleanup_free char *why = xvasprintf(fmt, ap);
+	va_end(ap);
+	const char *av = rq->kind->api_versions[0];
+	const char *slash = av ? strchr(av, '/') : NULL;
+	cleanup_free char *resource =
+	    slash ? xasprintf("%s.%.*s", rq->kind->plural, (int)(slash - av), av)
+		  : xstrdup(rq->kind->plural);
+	return error_set(err, EACCES, "%s \"%s\" is forbidden: %s", resource, rq->name, why);
 }

@@ -82,6 +82,12 @@ struct admission_hook {
 	void (*unreserve)(void *state, const struct admission_request *rq, void *claim);
 };
 
+/* Kubernetes' Forbidden for rq: `<resource> "<name>" is forbidden:
+ * <why>`, the resource as "pods" or "priorityclasses.scheduling.k8s.io".
+ * Returns -EACCES. */
+int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
+			...) __attribute__((format(printf, 3, 4)));
+
 /* corral-fs's hooks, in the order they run: adding a hook is one row of
  * this table (admission.c). */
 const struct admission_hook *admission_default_hooks(size_t *n);
@@ -100,6 +106,8 @@ bool admission_applies(const struct admission *a, const struct kind_info *k);
  * (k is one of its load_kinds). */
 bool admission_wants_load(const struct admission *a, const struct kind_info *k);
 void admission_load(struct admission *a, const struct admission_request *rq);
+/* The state of a's hook named name, or NULL (for tests). */
+void *admission_hook_state(const struct admission *a, const char *name);
 
 /* Reserves for every hook that applies to rq->kind, in order. On a refusal
  * returns its -errno and error, having unreserved the hooks before it, and

@@ -315,9 +315,15 @@ static void test_write__hooks_apply_to_their_kinds(void **state)
 	assert_string_equal(journal, "a.reserve a.settle");
 	admission_free(a);
 
+	/* The table's service-addresses row: Services only (resource-quota,
+	 * another row, applies to every kind). */
 	size_t n;
-	admission_default_hooks(&n);
-	a = admission_new(admission_default_hooks(&n), n, NULL);
+	const struct admission_hook *hooks = admission_default_hooks(&n);
+	size_t i = 0;
+	while (i < n && strcmp(hooks[i].name, "service-addresses"))
+		i++;
+	assert_true(i < n);
+	a = admission_new(&hooks[i], 1, NULL);
 	assert_true(admission_applies(a, kinds_by_kind("Service")));
 	assert_false(admission_applies(a, kinds_by_kind("ConfigMap")));
 	assert_true(admission_wants_load(a, kinds_by_kind("Service")));
@@ -391,7 +397,10 @@ static void test_write__service_addresses_hook_keeps_services_apart(void **state
 	struct fixture *f = *state;
 	size_t n;
 	const struct admission_hook *hooks = admission_default_hooks(&n);
-	assert_string_equal(hooks[0].name, "service-addresses");
+	size_t row = 0;
+	while (row < n && strcmp(hooks[row].name, "service-addresses"))
+		row++;
+	assert_true(row < n);
 	struct admission *a = admission_new(hooks, n, NULL);
 	struct write_target ta = target("Service", "dev", "a", "namespaces/dev/services/a");
 	struct write_target tb = target("Service", "dev", "b", "namespaces/dev/services/b");
