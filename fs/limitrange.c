@@ -6,7 +6,7 @@
 #include "limitrange.h"
 #include "pod.h"
 #include "quantity.h"
-#include "quota.h"
+#include "quotacalc.h"
 #include "util.h"
 
 #include <errno.h>
@@ -67,17 +67,17 @@ static char *limitrange__errs_format(const struct limitrange__errs *e)
 }
 
 /* The canonical text of an amount, as Quantity.String(). */
-static void limitrange__text(const struct quota_amount *a, char *buf, unsigned size)
+static void limitrange__text(const struct quotacalc_amount *a, char *buf, unsigned size)
 {
 	quantity_format_in(a->milli, a->fmt, buf, size);
 }
 
 static void limitrange__min(struct limitrange__errs *e, const char *type,
-			    const struct quota_amount *enf, const struct quota_list *req,
-			    const struct quota_list *lim)
+			    const struct quotacalc_amount *enf, const struct quotacalc_list *req,
+			    const struct quotacalc_list *lim)
 {
-	const struct quota_amount *r = quota_list_find(req, enf->name);
-	const struct quota_amount *l = quota_list_find(lim, enf->name);
+	const struct quotacalc_amount *r = quotacalc_list_find(req, enf->name);
+	const struct quotacalc_amount *l = quotacalc_list_find(lim, enf->name);
 	char se[64], sv[64];
 	limitrange__text(enf, se, sizeof(se));
 	if (!r) {
@@ -99,11 +99,11 @@ static void limitrange__min(struct limitrange__errs *e, const char *type,
 }
 
 static void limitrange__max(struct limitrange__errs *e, const char *type,
-			    const struct quota_amount *enf, const struct quota_list *req,
-			    const struct quota_list *lim)
+			    const struct quotacalc_amount *enf, const struct quotacalc_list *req,
+			    const struct quotacalc_list *lim)
 {
-	const struct quota_amount *r = quota_list_find(req, enf->name);
-	const struct quota_amount *l = quota_list_find(lim, enf->name);
+	const struct quotacalc_amount *r = quotacalc_list_find(req, enf->name);
+	const struct quotacalc_amount *l = quotacalc_list_find(lim, enf->name);
 	char se[64], sv[64];
 	limitrange__text(enf, se, sizeof(se));
 	if (!l) {
@@ -126,9 +126,10 @@ static void limitrange__max(struct limitrange__errs *e, const char *type,
 
 /* A claim's max: against its request only (a PVC has no limits). */
 static void limitrange__max_request(struct limitrange__errs *e, const char *type,
-				    const struct quota_amount *enf, const struct quota_list *req)
+				    const struct quotacalc_amount *enf,
+				    const struct quotacalc_list *req)
 {
-	const struct quota_amount *r = quota_list_find(req, enf->name);
+	const struct quotacalc_amount *r = quotacalc_list_find(req, enf->name);
 	char se[64], sv[64];
 	limitrange__text(enf, se, sizeof(se));
 	if (!r) {
@@ -144,11 +145,11 @@ static void limitrange__max_request(struct limitrange__errs *e, const char *type
 }
 
 static void limitrange__ratio(struct limitrange__errs *e, const char *type,
-			      const struct quota_amount *enf, const struct quota_list *req,
-			      const struct quota_list *lim)
+			      const struct quotacalc_amount *enf, const struct quotacalc_list *req,
+			      const struct quotacalc_list *lim)
 {
-	const struct quota_amount *r = quota_list_find(req, enf->name);
-	const struct quota_amount *l = quota_list_find(lim, enf->name);
+	const struct quotacalc_amount *r = quotacalc_list_find(req, enf->name);
+	const struct quotacalc_amount *l = quotacalc_list_find(lim, enf->name);
 	char se[64];
 	limitrange__text(enf, se, sizeof(se));
 	if (!r || r->milli == 0) {
@@ -175,22 +176,22 @@ static void limitrange__ratio(struct limitrange__errs *e, const char *type,
 
 /* min, max and maxLimitRequestRatio of item against req and lim. */
 static void limitrange__enforce(struct limitrange__errs *e, const char *type,
-				const struct ynode *item, const struct quota_list *req,
-				const struct quota_list *lim)
+				const struct ynode *item, const struct quotacalc_list *req,
+				const struct quotacalc_list *lim)
 {
-	struct quota_list mn = {0}, mx = {0}, ratio = {0};
-	quota_list_read(&mn, ynode_get(item, "min"));
-	quota_list_read(&mx, ynode_get(item, "max"));
-	quota_list_read(&ratio, ynode_get(item, "maxLimitRequestRatio"));
+	struct quotacalc_list mn = {0}, mx = {0}, ratio = {0};
+	quotacalc_list_read(&mn, ynode_get(item, "min"));
+	quotacalc_list_read(&mx, ynode_get(item, "max"));
+	quotacalc_list_read(&ratio, ynode_get(item, "maxLimitRequestRatio"));
 	for (size_t i = 0; i < mn.n; i++)
 		limitrange__min(e, type, &mn.v[i], req, lim);
 	for (size_t i = 0; i < mx.n; i++)
 		limitrange__max(e, type, &mx.v[i], req, lim);
 	for (size_t i = 0; i < ratio.n; i++)
 		limitrange__ratio(e, type, &ratio.v[i], req, lim);
-	quota_list_clear(&mn);
-	quota_list_clear(&mx);
-	quota_list_clear(&ratio);
+	quotacalc_list_clear(&mn);
+	quotacalc_list_clear(&mx);
+	quotacalc_list_clear(&ratio);
 }
 
 static bool limitrange__type_is(const struct ynode *item, const char *type)
@@ -222,18 +223,18 @@ static char *limitrange__sorted(const char *list)
 {
 	if (!list)
 		return NULL;
-	struct quota_list l = {0};
+	struct quotacalc_list l = {0};
 	cleanup_free char *copy = xstrdup(list);
 	char *save = NULL;
 	for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
-		quota_list_add(&l, t, 0, QUANTITY_DECIMAL_SI);
+		quotacalc_list_add(&l, t, 0, QUANTITY_DECIMAL_SI);
 	char *out = NULL;
 	for (size_t i = 0; i < l.n; i++) {
 		char *s = out ? xasprintf("%s, %s", out, l.v[i].name) : xstrdup(l.v[i].name);
 		free(out);
 		out = s;
 	}
-	quota_list_clear(&l);
+	quotacalc_list_clear(&l);
 	return out;
 }
 
@@ -299,30 +300,31 @@ static void limitrange__default_pod(const struct ynode *lr, struct ynode *pod, b
 
 /* A pod's requests and limits over its containers: the sum, at least any
  * one init container (Kubernetes' podRequests, without overhead). */
-static void limitrange__pod_sums(const struct ynode *pod, struct quota_list *req,
-				 struct quota_list *lim)
+static void limitrange__pod_sums(const struct ynode *pod, struct quotacalc_list *req,
+				 struct quotacalc_list *lim)
 {
 	const struct ynode *cs = ynode_path(pod, "spec.containers");
 	for (size_t i = 0; cs && cs->type == YNODE_SEQ && i < cs->n; i++) {
 		const struct ynode *res = ynode_get(ynode_item(cs, i), "resources");
-		quota_list_read(req, ynode_get(res, "requests"));
-		quota_list_read(lim, ynode_get(res, "limits"));
+		quotacalc_list_read(req, ynode_get(res, "requests"));
+		quotacalc_list_read(lim, ynode_get(res, "limits"));
 	}
 	const struct ynode *ics = ynode_path(pod, "spec.initContainers");
 	for (size_t i = 0; ics && ics->type == YNODE_SEQ && i < ics->n; i++) {
 		const struct ynode *res = ynode_get(ynode_item(ics, i), "resources");
 		for (int w = 0; w < 2; w++) {
-			struct quota_list one = {0};
-			struct quota_list *to = w ? lim : req;
-			quota_list_read(&one, ynode_get(res, w ? "limits" : "requests"));
+			struct quotacalc_list one = {0};
+			struct quotacalc_list *to = w ? lim : req;
+			quotacalc_list_read(&one, ynode_get(res, w ? "limits" : "requests"));
 			for (size_t k = 0; k < one.n; k++) {
-				const struct quota_amount *a = quota_list_find(to, one.v[k].name);
+				const struct quotacalc_amount *a =
+				    quotacalc_list_find(to, one.v[k].name);
 				if (!a || a->milli < one.v[k].milli)
-					quota_list_add(to, one.v[k].name,
-						       one.v[k].milli - (a ? a->milli : 0),
-						       one.v[k].fmt);
+					quotacalc_list_add(to, one.v[k].name,
+							   one.v[k].milli - (a ? a->milli : 0),
+							   one.v[k].fmt);
 			}
-			quota_list_clear(&one);
+			quotacalc_list_clear(&one);
 		}
 	}
 }
@@ -341,21 +343,21 @@ static void limitrange__validate_pod(const struct ynode *lr, const struct ynode 
 				for (size_t c = 0; cs && cs->type == YNODE_SEQ && c < cs->n; c++) {
 					const struct ynode *res =
 					    ynode_get(ynode_item(cs, c), "resources");
-					struct quota_list req = {0}, lim = {0};
-					quota_list_read(&req, ynode_get(res, "requests"));
-					quota_list_read(&lim, ynode_get(res, "limits"));
+					struct quotacalc_list req = {0}, lim = {0};
+					quotacalc_list_read(&req, ynode_get(res, "requests"));
+					quotacalc_list_read(&lim, ynode_get(res, "limits"));
 					limitrange__enforce(e, "Container", it, &req, &lim);
-					quota_list_clear(&req);
-					quota_list_clear(&lim);
+					quotacalc_list_clear(&req);
+					quotacalc_list_clear(&lim);
 				}
 			}
 		}
 		if (limitrange__type_is(it, "Pod")) {
-			struct quota_list req = {0}, lim = {0};
+			struct quotacalc_list req = {0}, lim = {0};
 			limitrange__pod_sums(pod, &req, &lim);
 			limitrange__enforce(e, "Pod", it, &req, &lim);
-			quota_list_clear(&req);
-			quota_list_clear(&lim);
+			quotacalc_list_clear(&req);
+			quotacalc_list_clear(&lim);
 		}
 	}
 }
@@ -364,23 +366,23 @@ static void limitrange__validate_pvc(const struct ynode *lr, const struct ynode 
 				     struct limitrange__errs *e)
 {
 	const struct ynode *items = ynode_path(lr, "spec.limits");
-	struct quota_list req = {0}, none = {0};
-	quota_list_read(&req, ynode_path(pvc, "spec.resources.requests"));
+	struct quotacalc_list req = {0}, none = {0};
+	quotacalc_list_read(&req, ynode_path(pvc, "spec.resources.requests"));
 	for (size_t i = 0; items && items->type == YNODE_SEQ && i < items->n; i++) {
 		const struct ynode *it = ynode_item(items, i);
 		if (!limitrange__type_is(it, "PersistentVolumeClaim"))
 			continue;
-		struct quota_list mn = {0}, mx = {0};
-		quota_list_read(&mn, ynode_get(it, "min"));
-		quota_list_read(&mx, ynode_get(it, "max"));
+		struct quotacalc_list mn = {0}, mx = {0};
+		quotacalc_list_read(&mn, ynode_get(it, "min"));
+		quotacalc_list_read(&mx, ynode_get(it, "max"));
 		for (size_t k = 0; k < mn.n; k++)
 			limitrange__min(e, "PersistentVolumeClaim", &mn.v[k], &req, &none);
 		for (size_t k = 0; k < mx.n; k++)
 			limitrange__max_request(e, "PersistentVolumeClaim", &mx.v[k], &req);
-		quota_list_clear(&mn);
-		quota_list_clear(&mx);
+		quotacalc_list_clear(&mn);
+		quotacalc_list_clear(&mx);
 	}
-	quota_list_clear(&req);
+	quotacalc_list_clear(&req);
 }
 
 int limitrange_apply(const struct ynode *const *ranges, size_t n, struct ynode *obj, bool is_pod,

@@ -2,7 +2,7 @@
  * admission plugin at corral-fs's write (admission.h), last in the table.
  * It applies to every namespaced kind:
  *
- *   - what an object charges is quota_usage() (Kubernetes' evaluators):
+ *   - what an object charges is quotacalc_usage() (lib/quotacalc.h):
  *     count/<plural>[.<group>] for every object; pods, requests.cpu,
  *     requests.memory, limits.cpu, limits.memory, cpu, memory (and
  *     ephemeral-storage, extended requests.*) for a pod that is not
@@ -14,7 +14,7 @@
  *   - a quota's scopes (BestEffort, NotBestEffort, Terminating,
  *     NotTerminating, PriorityClass, and scopeSelector with In, NotIn,
  *     Exists, DoesNotExist) select pods; a scoped quota charges nothing
- *     else (quota_matches());
+ *     else (quotacalc_matches());
  *   - a create (and an update of a Service or PVC) that would take any
  *     quota of its namespace past spec.hard is refused (EACCES):
  *       pods "web" is forbidden: exceeded quota: q1, requested:
@@ -25,7 +25,7 @@
  *
  * Its state is, per namespace, what every stored object charges and each
  * quota's sums (used, and reserved by writes in flight). A write's reserve
- * takes its share of every quota under the namespace's lock, so that
+ * takes its share of every quota under the hook's lock, so that
  * concurrent writers are never admitted past a quota; settle makes the
  * share used, unreserve gives it back. A quota written later is summed
  * from what is stored. quota_hook_used() is what the resourcequota
@@ -39,43 +39,7 @@
 
 #include "admission.h"
 #include "error.h"
-#include "kinds.h"
-#include "quantity.h"
-#include "ynode.h"
-
-/* A resource list: names sorted, each amount in milli-units with the
- * format Kubernetes would print it in. */
-struct quota_amount {
-	char *name;
-	int64_t milli;
-	enum quantity_fmt fmt;
-};
-struct quota_list {
-	struct quota_amount *v;
-	size_t n, cap;
-};
-
-void quota_list_clear(struct quota_list *l);
-/* The amount of name, or NULL. */
-const struct quota_amount *quota_list_find(const struct quota_list *l, const char *name);
-/* Adds milli to name (created at 0 in format fmt when absent). */
-void quota_list_add(struct quota_list *l, const char *name, int64_t milli, enum quantity_fmt fmt);
-/* Reads a ResourceList mapping ({cpu: 500m}) into l (added). Entries
- * that do not parse are skipped (validation refused them already). */
-void quota_list_read(struct quota_list *l, const struct ynode *map);
-/* "a=1,b=2Gi" (Kubernetes' prettyPrint: names sorted). Malloc'd. */
-char *quota_list_format(const struct quota_list *l);
-
-/* What obj (of kind k) charges to a quota of its namespace. */
-void quota_usage(const struct kind_info *k, const struct ynode *obj, struct quota_list *out);
-/* Whether the ResourceQuota rq's scopes select obj (every object when it
- * has none; only pods when it has some). */
-bool quota_matches(const struct ynode *rq, const struct kind_info *k, const struct ynode *obj);
-/* Kubernetes' pod evaluator's Constraints: every container must request
- * (or limit) each of cpu, memory, requests.*, limits.* that hard names.
- * 0, or -EACCES with "must specify limits.cpu for: a,b; ..." in *err. */
-int quota_pod_constraints(const struct quota_list *hard, const struct ynode *pod,
-			  struct error **err);
+#include "quotacalc.h"
 
 void *quota_hook_init(const struct admission_config *cfg);
 void quota_hook_fini(void *state);
@@ -85,6 +49,6 @@ void quota_hook_settle(void *state, const struct admission_request *rq, void *cl
 void quota_hook_unreserve(void *state, const struct admission_request *rq, void *claim);
 /* The used sums of quota name in ns as the hook keeps them (settled
  * writes only), masked to its hard; false if there is no such quota. */
-bool quota_hook_used(void *state, const char *ns, const char *name, struct quota_list *out);
+bool quota_hook_used(void *state, const char *ns, const char *name, struct quotacalc_list *out);
 
 #endif

@@ -26,6 +26,7 @@
 #include "limitrange.h"
 #include "quantity.h"
 #include "quota.h"
+#include "quotacalc.h"
 #include "store.h"
 #include "util.h"
 #include "write.h"
@@ -98,10 +99,10 @@ static struct ynode *parse(const char *text)
 static char *usage_of(const char *kind, const char *text)
 {
 	cleanup_ynode struct ynode *o = parse(text);
-	struct quota_list l = {0};
-	quota_usage(kinds_by_kind(kind), o, &l);
-	char *s = quota_list_format(&l);
-	quota_list_clear(&l);
+	struct quotacalc_list l = {0};
+	quotacalc_usage(kinds_by_kind(kind), o, &l);
+	char *s = quotacalc_list_format(&l);
+	quotacalc_list_clear(&l);
 	return s;
 }
 
@@ -207,14 +208,14 @@ static void test_quota__used_values_print_as_kubernetes_does(void **state)
 static void test_quota__a_sum_keeps_the_format_of_what_was_added(void **state)
 {
 	(void)state;
-	struct quota_list l = {0};
-	quota_list_add(&l, "requests.memory", 512LL * 1048576 * 1000, QUANTITY_BINARY_SI);
-	quota_list_add(&l, "requests.memory", 1536LL * 1048576 * 1000, QUANTITY_BINARY_SI);
-	quota_list_add(&l, "requests.cpu", 900, QUANTITY_DECIMAL_SI);
-	quota_list_add(&l, "requests.cpu", 900, QUANTITY_DECIMAL_SI);
-	cleanup_free char *s = quota_list_format(&l);
+	struct quotacalc_list l = {0};
+	quotacalc_list_add(&l, "requests.memory", 512LL * 1048576 * 1000, QUANTITY_BINARY_SI);
+	quotacalc_list_add(&l, "requests.memory", 1536LL * 1048576 * 1000, QUANTITY_BINARY_SI);
+	quotacalc_list_add(&l, "requests.cpu", 900, QUANTITY_DECIMAL_SI);
+	quotacalc_list_add(&l, "requests.cpu", 900, QUANTITY_DECIMAL_SI);
+	cleanup_free char *s = quotacalc_list_format(&l);
 	assert_string_equal(s, "requests.cpu=1800m,requests.memory=2Gi");
-	quota_list_clear(&l);
+	quotacalc_list_clear(&l);
 }
 
 /* ---- what objects charge ---- */
@@ -301,7 +302,7 @@ static bool selects(const char *quota_spec, const char *pod_spec)
 	cleanup_free char *pt = xasprintf("metadata: {name: p}\nspec: %s\n", pod_spec);
 	cleanup_ynode struct ynode *q = parse(qt);
 	cleanup_ynode struct ynode *p = parse(pt);
-	return quota_matches(q, kinds_by_kind("Pod"), p);
+	return quotacalc_matches(q, kinds_by_kind("Pod"), p);
 }
 
 static void test_quota__scopes_select_pods(void **state)
@@ -342,28 +343,28 @@ static void test_quota__scopes_select_pods(void **state)
 	cleanup_ynode struct ynode *q =
 	    parse("metadata: {name: q}\nspec: {scopes: [BestEffort]}\n");
 	cleanup_ynode struct ynode *cm = parse("metadata: {name: c}\n");
-	assert_false(quota_matches(q, kinds_by_kind("ConfigMap"), cm));
+	assert_false(quotacalc_matches(q, kinds_by_kind("ConfigMap"), cm));
 }
 
 static void test_quota__constraints_name_what_is_missing(void **state)
 {
 	(void)state;
-	struct quota_list hard = {0};
-	quota_list_add(&hard, "limits.cpu", 2000, QUANTITY_DECIMAL_SI);
-	quota_list_add(&hard, "requests.memory", 2000, QUANTITY_DECIMAL_SI);
-	quota_list_add(&hard, "pods", 2000, QUANTITY_DECIMAL_SI);
+	struct quotacalc_list hard = {0};
+	quotacalc_list_add(&hard, "limits.cpu", 2000, QUANTITY_DECIMAL_SI);
+	quotacalc_list_add(&hard, "requests.memory", 2000, QUANTITY_DECIMAL_SI);
+	quotacalc_list_add(&hard, "pods", 2000, QUANTITY_DECIMAL_SI);
 	cleanup_ynode struct ynode *p = parse(
 	    "spec:\n  containers:\n  - {name: a, image: x, resources: {requests: {memory: 1Gi}}}\n"
 	    "  - {name: b, image: x}\n");
 	struct error *err = NULL;
-	assert_int_equal(quota_pod_constraints(&hard, p, &err), -EACCES);
+	assert_int_equal(quotacalc_pod_constraints(&hard, p, &err), -EACCES);
 	assert_string_equal(err->msg, "must specify limits.cpu for: a,b; requests.memory for: b");
 	error_free(err);
 	cleanup_ynode struct ynode *ok = parse(
 	    "spec:\n  containers:\n  - {name: a, image: x, resources: {requests: {memory: 1Gi},"
 	    " limits: {cpu: 1}}}\n");
-	assert_int_equal(quota_pod_constraints(&hard, ok, NULL), 0);
-	quota_list_clear(&hard);
+	assert_int_equal(quotacalc_pod_constraints(&hard, ok, NULL), 0);
+	quotacalc_list_clear(&hard);
 }
 
 /* ---- through the write path ---- */
@@ -487,11 +488,11 @@ static void test_quota__a_quota_written_later_counts_what_exists(void **state)
 	assert_int_equal(
 	    put_quota(f, "late", "{hard: {requests.cpu: '2', requests.memory: 4Gi, pods: '9'}}"),
 	    0);
-	struct quota_list used = {0};
+	struct quotacalc_list used = {0};
 	assert_true(quota_hook_used(quota_state(f->a), "dev", "late", &used));
-	cleanup_free char *s = quota_list_format(&used);
+	cleanup_free char *s = quotacalc_list_format(&used);
 	assert_string_equal(s, "pods=2,requests.cpu=1500m,requests.memory=2Gi");
-	quota_list_clear(&used);
+	quotacalc_list_clear(&used);
 	cleanup_free char *msg = NULL;
 	assert_int_equal(put_pod(f, "p3", "requests: {cpu: 600m, memory: 1Gi}", &msg), -EACCES);
 	assert_non_null(strstr(msg, "requested: requests.cpu=600m, used: requests.cpu=1500m, "
@@ -513,11 +514,11 @@ static void test_quota__a_quota_written_later_counts_what_exists(void **state)
 			admission_load(b, &rq);
 		}
 	}
-	struct quota_list again = {0};
+	struct quotacalc_list again = {0};
 	assert_true(quota_hook_used(quota_state(b), "dev", "late", &again));
-	cleanup_free char *s2 = quota_list_format(&again);
+	cleanup_free char *s2 = quotacalc_list_format(&again);
 	assert_string_equal(s2, "pods=2,requests.cpu=1500m,requests.memory=2Gi");
-	quota_list_clear(&again);
+	quotacalc_list_clear(&again);
 	admission_free(b);
 }
 
