@@ -22,6 +22,7 @@
 #include "owners.h"
 #include "podgc.h"
 #include "replicaset.h"
+#include "resourcequota.h"
 #include "serviceip.h"
 #include "ttl.h"
 #include "util.h"
@@ -182,6 +183,18 @@ static void ctrl__stop_cronjob(void *state)
 	cronjobc_free(state);
 }
 
+static int ctrl__start_resourcequota(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = resourcequota_new(c);
+	return 0;
+}
+
+static void ctrl__stop_resourcequota(void *state)
+{
+	resourcequota_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -196,6 +209,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
     {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
+    {.name = "resourcequota", .start = ctrl__start_resourcequota, .stop = ctrl__stop_resourcequota},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 
