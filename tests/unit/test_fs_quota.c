@@ -551,6 +551,43 @@ static void test_quota__a_share_in_flight_is_held(void **state)
 	quota_hook_fini(st);
 }
 
+static void test_quota__scope_selectors_are_validated(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		const char *spec, *msg;
+	} bad[] = {
+	    {"{hard: {pods: '1'}, scopeSelector: {matchExpressions: [{scopeName: PriorityClass, "
+	     "operator: In}]}}",
+	     "spec.scopeSelector.matchExpressions[0].values: Invalid value: null: must be at least "
+	     "one value when `operator` is 'In' or 'NotIn' for scope selector"},
+	    {"{hard: {pods: '1'}, scopeSelector: {matchExpressions: [{scopeName: BestEffort, "
+	     "operator: In, values: [a]}]}}",
+	     "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating"},
+	    {"{hard: {pods: '1'}, scopeSelector: {matchExpressions: [{scopeName: PriorityClass, "
+	     "operator: Exists, values: [a]}]}}",
+	     "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"},
+	    {"{hard: {pods: '1'}, scopeSelector: {matchExpressions: [{scopeName: Nope, operator: "
+	     "Exists}]}}",
+	     "scopeName: Unsupported value: \"Nope\""},
+	    {"{hard: {pods: '1'}, scopes: [BestEffort, NotBestEffort]}", "conflicting scopes"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		cleanup_free char *text = xasprintf(
+		    "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: %s\n",
+		    bad[i].spec);
+		cleanup_free char *msg = NULL;
+		assert_int_equal(put(f, "ResourceQuota", "q", text, &msg), -EINVAL);
+		if (!strstr(msg, bad[i].msg))
+			fail_msg("%s\n  wanted: %s", msg, bad[i].msg);
+	}
+	assert_int_equal(
+	    put_quota(f, "q",
+		      "{hard: {pods: '1'}, scopeSelector: {matchExpressions: [{scopeName: "
+		      "PriorityClass, operator: NotIn, values: [a]}]}}"),
+	    0);
+}
+
 /* ---- LimitRange ---- */
 
 static int put_limits(struct fixture *f, const char *name, const char *limits)
@@ -707,6 +744,7 @@ int main(void)
 	    T(test_quota__a_terminal_pod_stops_counting),
 	    T(test_quota__a_quota_written_later_counts_what_exists),
 	    T(test_quota__a_share_in_flight_is_held),
+	    T(test_quota__scope_selectors_are_validated),
 	    T(test_quota__limitrange_defaults_are_filled_in_before_the_quota),
 	    T(test_quota__limitrange_bounds_are_refused_with_their_messages),
 	};
