@@ -1,8 +1,8 @@
 /* admission.h: the admission hooks of corral-fs's write path, the checks
  * that look at other objects than the one written (the Service address
- * and nodePort index, a pod's priority from its PriorityClass today;
- * ResourceQuota, LimitRange, ServiceAccount and StorageClass defaults
- * next). A write is parsed,
+ * and nodePort index, a pod's priority from its PriorityClass, LimitRange
+ * defaults and bounds, ResourceQuota; ServiceAccount and StorageClass
+ * defaults next). A write is parsed,
  * validated against its kind and defaulted (object_build()), then passed
  * through every hook that applies to its kind, in table order, then
  * stored (write.h). Only the write path may refuse a write.
