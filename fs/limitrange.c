@@ -298,37 +298,6 @@ static void limitrange__default_pod(const struct ynode *lr, struct ynode *pod, b
 	*changed = true;
 }
 
-/* A pod's requests and limits over its containers: the sum, at least any
- * one init container (Kubernetes' podRequests, without overhead). */
-static void limitrange__pod_sums(const struct ynode *pod, struct quotacalc_list *req,
-				 struct quotacalc_list *lim)
-{
-	const struct ynode *cs = ynode_path(pod, "spec.containers");
-	for (size_t i = 0; cs && cs->type == YNODE_SEQ && i < cs->n; i++) {
-		const struct ynode *res = ynode_get(ynode_item(cs, i), "resources");
-		quotacalc_list_read(req, ynode_get(res, "requests"));
-		quotacalc_list_read(lim, ynode_get(res, "limits"));
-	}
-	const struct ynode *ics = ynode_path(pod, "spec.initContainers");
-	for (size_t i = 0; ics && ics->type == YNODE_SEQ && i < ics->n; i++) {
-		const struct ynode *res = ynode_get(ynode_item(ics, i), "resources");
-		for (int w = 0; w < 2; w++) {
-			struct quotacalc_list one = {0};
-			struct quotacalc_list *to = w ? lim : req;
-			quotacalc_list_read(&one, ynode_get(res, w ? "limits" : "requests"));
-			for (size_t k = 0; k < one.n; k++) {
-				const struct quotacalc_amount *a =
-				    quotacalc_list_find(to, one.v[k].name);
-				if (!a || a->milli < one.v[k].milli)
-					quotacalc_list_add(to, one.v[k].name,
-							   one.v[k].milli - (a ? a->milli : 0),
-							   one.v[k].fmt);
-			}
-			quotacalc_list_clear(&one);
-		}
-	}
-}
-
 static void limitrange__validate_pod(const struct ynode *lr, const struct ynode *pod,
 				     struct limitrange__errs *e)
 {
@@ -354,7 +323,7 @@ static void limitrange__validate_pod(const struct ynode *lr, const struct ynode 
 		}
 		if (limitrange__type_is(it, "Pod")) {
 			struct quotacalc_list req = {0}, lim = {0};
-			limitrange__pod_sums(pod, &req, &lim);
+			quotacalc_pod_resources(pod, false, &req, &lim);
 			limitrange__enforce(e, "Pod", it, &req, &lim);
 			quotacalc_list_clear(&req);
 			quotacalc_list_clear(&lim);

@@ -23,7 +23,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -110,26 +109,6 @@ static const struct ynode *priority__default(const struct priority__index *x)
 	return d;
 }
 
-/* Kubernetes' Forbidden: `<resource> "<name>" is forbidden: <why>`, the
- * resource as "pods" or "priorityclasses.scheduling.k8s.io". */
-static int priority__forbidden(struct error **err, const struct admission_request *rq,
-			       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int priority__forbidden(struct error **err, const struct admission_request *rq,
-			       const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	cleanup_free char *why = xvasprintf(fmt, ap);
-	va_end(ap);
-	const char *av = rq->kind->api_versions[0];
-	const char *slash = av ? strchr(av, '/') : NULL;
-	cleanup_free char *resource =
-	    slash ? xasprintf("%s.%.*s", rq->kind->plural, (int)(slash - av), av)
-		  : xstrdup(rq->kind->plural);
-	return error_set(err, EACCES, "%s \"%s\" is forbidden: %s", resource, rq->name, why);
-}
-
 /* Sets key of spec to val (taken) unless it holds that already. */
 static void priority__set(struct ynode *spec, const char *key, struct ynode *val, bool *changed)
 {
@@ -157,7 +136,7 @@ static int priority__admit_pod(struct priority__index *x, struct admission_reque
 	cleanup_free char *policy = r == 0 ? xstrdup(out.policy) : NULL;
 	pthread_mutex_unlock(&x->lock);
 	if (r < 0) {
-		r = priority__forbidden(err, rq, "%s", rerr->msg);
+		r = admission_forbidden(err, rq, "%s", rerr->msg);
 		error_free(rerr);
 		return r;
 	}
@@ -188,7 +167,7 @@ static int priority__reserve_class(struct priority__index *x, struct admission_r
 	if (other) {
 		cleanup_free char *o = xstrdup(other);
 		pthread_mutex_unlock(&x->lock);
-		return priority__forbidden(
+		return admission_forbidden(
 		    err, rq,
 		    "PriorityClass %s is already marked as default. Only one default can exist", o);
 	}

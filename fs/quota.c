@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,19 +251,6 @@ static void quotacalc__claim_free(struct quotacalc__claim *c)
 	free(c);
 }
 
-static int quotacalc__forbidden(struct error **err, const struct admission_request *rq,
-				const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int quotacalc__forbidden(struct error **err, const struct admission_request *rq,
-				const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	cleanup_free char *why = xvasprintf(fmt, ap);
-	va_end(ap);
-	return admission_forbidden(err, rq, "%s", why);
-}
-
 /* Needs the lock. Checks rq against every quota of n and takes its share
  * into *out; or refuses. */
 static int quotacalc__check(struct quotacalc__ns *n, struct admission_request *rq,
@@ -280,8 +266,8 @@ static int quotacalc__check(struct quotacalc__ns *n, struct admission_request *r
 		struct error *cerr = NULL;
 		if (quotacalc_selects(q->obj, &rec->facts) &&
 		    quotacalc_pod_constraints(&q->hard, rq->obj, &cerr) < 0) {
-			r = quotacalc__forbidden(err, rq, "failed quota: %s: %s", q->name,
-						 cerr->msg);
+			r = admission_forbidden(err, rq, "failed quota: %s: %s", q->name,
+						cerr->msg);
 			error_free(cerr);
 		}
 	}
@@ -315,7 +301,7 @@ static int quotacalc__check(struct quotacalc__ns *n, struct admission_request *r
 			cleanup_free char *sreq = quotacalc_list_format(&req);
 			cleanup_free char *sused = quotacalc_list_format(&used);
 			cleanup_free char *slim = quotacalc_list_format(&lim);
-			r = quotacalc__forbidden(
+			r = admission_forbidden(
 			    err, rq, "exceeded quota: %s, requested: %s, used: %s, limited: %s",
 			    q->name, sreq, sused, slim);
 		}

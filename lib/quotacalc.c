@@ -150,8 +150,8 @@ static bool quotacalc__extended(const char *r)
 
 /* A pod's requests and limits, as Kubernetes' PodRequests: the sum of its
  * containers, at least any one init container, plus its overhead. */
-static void quotacalc__pod_resources(const struct ynode *pod, struct quotacalc_list *req,
-				     struct quotacalc_list *lim)
+void quotacalc_pod_resources(const struct ynode *pod, bool overhead, struct quotacalc_list *req,
+			     struct quotacalc_list *lim)
 {
 	const struct ynode *spec = ynode_get(pod, "spec");
 	const struct ynode *cs = ynode_get(spec, "containers");
@@ -173,8 +173,10 @@ static void quotacalc__pod_resources(const struct ynode *pod, struct quotacalc_l
 		quotacalc_list_clear(&r);
 		quotacalc_list_clear(&l);
 	}
-	quotacalc_list_read(req, ynode_get(spec, "overhead"));
-	quotacalc_list_read(lim, ynode_get(spec, "overhead"));
+	if (overhead) {
+		quotacalc_list_read(req, ynode_get(spec, "overhead"));
+		quotacalc_list_read(lim, ynode_get(spec, "overhead"));
+	}
 }
 
 /* Kubernetes' podComputeUsageHelper: what requests and limits charge. */
@@ -245,7 +247,7 @@ void quotacalc_usage(const struct kind_info *k, const struct ynode *obj, struct 
 	case KIND_POD:
 		if (quotacalc__pod_counts(obj)) {
 			struct quotacalc_list req = {0}, lim = {0};
-			quotacalc__pod_resources(obj, &req, &lim);
+			quotacalc_pod_resources(obj, true, &req, &lim);
 			quotacalc__compute_usage(&req, &lim, out);
 			quotacalc_list_clear(&req);
 			quotacalc_list_clear(&lim);

@@ -55,6 +55,11 @@ void quotacalc_list_read(struct quotacalc_list *l, const struct ynode *map);
 /* "a=1,b=2Gi" (Kubernetes' prettyPrint: names sorted). Malloc'd. */
 char *quotacalc_list_format(const struct quotacalc_list *l);
 
+/* A pod's requests and limits (added to req and lim), as Kubernetes'
+ * PodRequests: the sum of its containers, at least any one init
+ * container, plus spec.overhead when overhead. */
+void quotacalc_pod_resources(const struct ynode *pod, bool overhead, struct quotacalc_list *req,
+			     struct quotacalc_list *lim);
 /* What obj (of kind k) charges to a quota of its namespace. */
 void quotacalc_usage(const struct kind_info *k, const struct ynode *obj,
 		     struct quotacalc_list *out);
