@@ -36,13 +36,15 @@ mkdir "$M/namespaces/free" "$M/namespaces/capped"
 printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {pods: "%d"}\n' \
 	"$QUOTA" >"$M/namespaces/capped/resourcequotas/q.yaml" || die "the quota was refused"
 
-# writer NS N: writes PER pods w<N>-<i>; prints "admitted refused-with-the-message other"
+# writer NS N: writes PER pods w<N>-<i> (coreutils printf: its exit status
+# says whether the close, where corral-fs admits, succeeded); prints
+# "admitted refused-with-the-message other"
 writer() {
 	local ns=$1 w=$2 i name ok=0 msg=0 bad=0
 	local want="exceeded quota: q, requested: pods=1, used: pods=$QUOTA, limited: pods=$QUOTA"
 	for ((i = 0; i < PER; i++)); do
 		name=w$w-$i
-		if printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  containers: [{name: c, image: busybox}]\n' \
+		if /usr/bin/printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  containers: [{name: c, image: busybox}]\n' \
 			"$name" 2>/dev/null >"$M/namespaces/$ns/pods/$name.yaml"; then
 			ok=$((ok + 1))
 		elif grep -qF "namespaces/$ns/pods/$name.yaml: pods \"$name\" is forbidden: $want" "$M/.errors"; then
