@@ -477,6 +477,26 @@ static void test_quota__a_terminal_pod_stops_counting(void **state)
 	assert_int_equal(put_pod(f, "p2", "", NULL), 0);
 }
 
+static void test_quota__a_changed_or_deleted_quota_counts_from_then_on(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(put_quota(f, "q", "{hard: {pods: '1'}}"), 0);
+	assert_int_equal(put_pod(f, "p1", "", NULL), 0);
+	assert_int_equal(put_pod(f, "p2", "", NULL), -EACCES);
+	/* Raised: the pods already there still count. */
+	assert_int_equal(put_quota(f, "q", "{hard: {pods: '2'}}"), 0);
+	assert_int_equal(put_pod(f, "p2", "", NULL), 0);
+	assert_int_equal(put_pod(f, "p3", "", NULL), -EACCES);
+	/* Its own status, as the controller writes it, changes nothing. */
+	assert_int_equal(put_quota(f, "q",
+				   "{hard: {pods: '2'}}\nstatus: {hard: {pods: '2'}, used: "
+				   "{pods: '2'}}"),
+			 0);
+	assert_int_equal(put_pod(f, "p3", "", NULL), -EACCES);
+	assert_int_equal(del(f, "ResourceQuota", "q"), 0);
+	assert_int_equal(put_pod(f, "p3", "", NULL), 0);
+}
+
 /* The hook's state for tests: the resource-quota row of a. */
 static void *quota_state(struct admission *a);
 
@@ -744,6 +764,7 @@ int main(void)
 	    T(test_quota__a_terminal_pod_stops_counting),
 	    T(test_quota__a_quota_written_later_counts_what_exists),
 	    T(test_quota__a_share_in_flight_is_held),
+	    T(test_quota__a_changed_or_deleted_quota_counts_from_then_on),
 	    T(test_quota__scope_selectors_are_validated),
 	    T(test_quota__limitrange_defaults_are_filled_in_before_the_quota),
 	    T(test_quota__limitrange_bounds_are_refused_with_their_messages),
