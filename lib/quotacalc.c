@@ -462,9 +462,10 @@ static const char *const quotacalc__validated[] = {"cpu",    "limits.cpu",   "li
 int quotacalc_pod_constraints(const struct quotacalc_list *hard, const struct ynode *pod,
 			      struct error **err)
 {
-	/* Per required resource (in the sorted order above), the containers
-	 * that lack it, "a,b". */
-	char *missing[ARRAY_SIZE(quotacalc__validated)] = {0};
+	/* Per required resource (in the sorted order above), the names of
+	 * the containers that lack it, sorted and each once, as Kubernetes'
+	 * sets.String lists them (a list of names at 0). */
+	struct quotacalc_list missing[ARRAY_SIZE(quotacalc__validated)] = {0};
 	bool any = false;
 	static const char *const lists[] = {"spec.containers", "spec.initContainers"};
 	for (size_t l = 0; l < 2; l++) {
@@ -476,16 +477,13 @@ int quotacalc_pod_constraints(const struct quotacalc_list *hard, const struct yn
 			quotacalc_list_read(&req, ynode_get(res, "requests"));
 			quotacalc_list_read(&lim, ynode_get(res, "limits"));
 			quotacalc__compute_usage(&req, &lim, &use);
+			const char *name = ynode_str(ynode_get(c, "name"));
 			for (size_t r = 0; r < ARRAY_SIZE(quotacalc__validated); r++) {
 				if (!quotacalc_list_find(hard, quotacalc__validated[r]) ||
 				    quotacalc_list_find(&use, quotacalc__validated[r]))
 					continue;
-				const char *name = ynode_str(ynode_get(c, "name"));
-				char *m = missing[r]
-					      ? xasprintf("%s,%s", missing[r], name ? name : "")
-					      : xstrdup(name ? name : "");
-				free(missing[r]);
-				missing[r] = m;
+				quotacalc_list_add(&missing[r], name ? name : "", 0,
+						   QUANTITY_DECIMAL_SI);
 				any = true;
 			}
 			quotacalc_list_clear(&req);
@@ -493,20 +491,24 @@ int quotacalc_pod_constraints(const struct quotacalc_list *hard, const struct yn
 			quotacalc_list_clear(&use);
 		}
 	}
-	if (!any)
-		return 0;
-	/* Kubernetes lists each resource's containers sorted: ours are in
-	 * spec order, which is the common case of one container. */
-	cleanup_free char *msg = xstrdup("");
+	cleanup_free char *msg = NULL;
 	for (size_t r = 0; r < ARRAY_SIZE(quotacalc__validated); r++) {
-		if (!missing[r])
+		if (!missing[r].n)
 			continue;
-		char *m = xasprintf("%s%s%s for: %s", msg, *msg ? "; " : "",
-				    quotacalc__validated[r], missing[r]);
+		cleanup_free char *names = xstrdup(missing[r].v[0].name);
+		for (size_t k = 1; k < missing[r].n; k++) {
+			char *n = xasprintf("%s,%s", names, missing[r].v[k].name);
+			free(names);
+			names = n;
+		}
+		char *m = xasprintf("%s%s%s for: %s", msg ? msg : "", msg ? "; " : "",
+				    quotacalc__validated[r], names);
 		free(msg);
 		msg = m;
-		free(missing[r]);
+		quotacalc_list_clear(&missing[r]);
 	}
+	if (!any)
+		return 0;
 	return error_set(err, EACCES, "must specify %s", msg);
 }
 

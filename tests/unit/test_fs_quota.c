@@ -353,9 +353,9 @@ static void test_quota__constraints_name_what_is_missing(void **state)
 	quotacalc_list_add(&hard, "limits.cpu", 2000, QUANTITY_DECIMAL_SI);
 	quotacalc_list_add(&hard, "requests.memory", 2000, QUANTITY_DECIMAL_SI);
 	quotacalc_list_add(&hard, "pods", 2000, QUANTITY_DECIMAL_SI);
-	cleanup_ynode struct ynode *p = parse(
-	    "spec:\n  containers:\n  - {name: a, image: x, resources: {requests: {memory: 1Gi}}}\n"
-	    "  - {name: b, image: x}\n");
+	cleanup_ynode struct ynode *p =
+	    parse("spec:\n  containers:\n  - {name: b, image: x}\n"
+		  "  - {name: a, image: x, resources: {requests: {memory: 1Gi}}}\n");
 	struct error *err = NULL;
 	assert_int_equal(quotacalc_pod_constraints(&hard, p, &err), -EACCES);
 	assert_string_equal(err->msg, "must specify limits.cpu for: a,b; requests.memory for: b");
