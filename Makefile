@@ -108,6 +108,7 @@ bench: all
 	@bench/namespace.sh $(B)
 	@bench/storage.sh $(B)
 	@bench/failover.sh $(B)
+	@bench/quota.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

@@ -27,6 +27,7 @@
 #include "protection.h"
 #include "pvbinder.h"
 #include "replicaset.h"
+#include "resourcequota.h"
 #include "serviceip.h"
 #include "statefulset.h"
 #include "taint.h"
@@ -242,18 +243,54 @@ static int ctrl__start_pv_protection(struct ctrl *c, void **state, struct error 
 static void ctrl__stop_protection(void *state)
 {
 	protection_free(state);
+}
+
 static int ctrl__start_nodelifecycle(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
 	*state = nodelc_new(c);
+	return 0;
+}
+
 static void ctrl__stop_nodelifecycle(void *state)
+{
 	nodelc_free(state);
+}
+
 static int ctrl__start_taint(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
 	*state = taintmgr_new(c);
+	return 0;
+}
+
 static void ctrl__stop_taint(void *state)
+{
 	taintmgr_free(state);
+}
+
 static int ctrl__start_disruption(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
 	*state = disruption_new(c);
+	return 0;
+}
+
 static void ctrl__stop_disruption(void *state)
+{
 	disruption_free(state);
+}
+
+static int ctrl__start_resourcequota(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = resourcequota_new(c);
+	return 0;
+}
+
+static void ctrl__stop_resourcequota(void *state)
+{
+	resourcequota_free(state);
 }
 
 const struct ctrl_controller ctrl_controllers[] = {
@@ -278,6 +315,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "nodelifecycle", .start = ctrl__start_nodelifecycle, .stop = ctrl__stop_nodelifecycle},
     {.name = "taint-eviction-controller", .start = ctrl__start_taint, .stop = ctrl__stop_taint},
     {.name = "disruption", .start = ctrl__start_disruption, .stop = ctrl__stop_disruption},
+    {.name = "resourcequota", .start = ctrl__start_resourcequota, .stop = ctrl__stop_resourcequota},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

@@ -133,7 +133,9 @@ int write_read_object(const char *mount, const char *path, struct ynode **out, s
 	return 0;
 }
 
-/* The reason corral-fs gave in .errors for the last refusal of path. */
+/* The reason corral-fs gave in .errors for the last refusal of path: an
+ * invalid object (EINVAL) or one an admission hook forbids (EACCES, a
+ * quota exceeded). */
 static char *write__reason(const char *mount, const char *path)
 {
 	cleanup_free char *errors = xasprintf("%s/.errors", mount);
@@ -168,7 +170,8 @@ int write_put(const char *mount, const char *path, const char *text, size_t len,
 	}
 	if (close(fd) < 0) {
 		int e = errno;
-		cleanup_free char *why = e == EINVAL ? write__reason(mount, path) : NULL;
+		cleanup_free char *why =
+		    e == EINVAL || e == EACCES ? write__reason(mount, path) : NULL;
 		if (why)
 			return error_set(err, e, "%s: %s", path, why);
 		return error_set(err, e, "%s: %s", path, strerror(e));

@@ -2,10 +2,13 @@
  * that runs them (see admission.h). The hooks themselves live with their
  * state (svcindex.c: Services' addresses and node ports; priority.c: a
  * pod's priority from its PriorityClass; storage.c: claims' default
- * StorageClass, resizes and the protection finalizers). */
+ * StorageClass, resizes and the protection finalizers; limitrange.c:
+ * LimitRanges' defaults and bounds; quota.c: ResourceQuotas). */
 #include "admission.h"
+#include "limitrange.h"
 #include "nslifecycle.h"
 #include "priority.h"
+#include "quota.h"
 #include "storage.h"
 #include "svcindex.h"
 #include "tolerations.h"
@@ -30,6 +33,10 @@ static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
  * classes are its state. */
 static const enum kind_id admission__priority[] = {KIND_POD, KIND_PRIORITY_CLASS, KIND_COUNT};
 static const enum kind_id admission__priority_load[] = {KIND_PRIORITY_CLASS, KIND_COUNT};
+/* LimitRanger admits pods and claims; only the LimitRanges are its state. */
+static const enum kind_id admission__limitrange[] = {KIND_POD, KIND_PERSISTENT_VOLUME_CLAIM,
+						     KIND_LIMIT_RANGE, KIND_COUNT};
+static const enum kind_id admission__limitrange_load[] = {KIND_LIMIT_RANGE, KIND_COUNT};
 
 /* NamespaceLifecycle sees every kind; only Namespaces are its state. */
 static const enum kind_id admission__nslifecycle_load[] = {KIND_NAMESPACE, KIND_COUNT};
@@ -43,6 +50,17 @@ static const struct admission_hook admission__table[] = {
 	.load = nslifecycle_hook_load,
 	.reserve = nslifecycle_hook_reserve,
 	.settle = nslifecycle_hook_settle,
+    },
+    {
+	.name = "limit-ranger",
+	.kinds = admission__limitrange,
+	.load_kinds = admission__limitrange_load,
+	.init = limitrange_hook_init,
+	.fini = limitrange_hook_fini,
+	.load = limitrange_hook_load,
+	.reserve = limitrange_hook_reserve,
+	.settle = limitrange_hook_settle,
+	.unreserve = limitrange_hook_unreserve,
     },
     {
 	.name = "default-toleration-seconds",
@@ -86,6 +104,17 @@ static const struct admission_hook admission__table[] = {
 	.reserve = priority_hook_reserve,
 	.settle = priority_hook_settle,
 	.unreserve = priority_hook_unreserve,
+    },
+    /* ResourceQuota last, as Kubernetes orders it: it charges the object
+     * every other hook has changed. Every kind: count/<resource>. */
+    {
+	.name = "resource-quota",
+	.init = quota_hook_init,
+	.fini = quota_hook_fini,
+	.load = quota_hook_load,
+	.reserve = quota_hook_reserve,
+	.settle = quota_hook_settle,
+	.unreserve = quota_hook_unreserve,
     },
 };
 
@@ -197,6 +226,14 @@ void admission_load(struct admission *a, const struct admission_request *rq)
 	}
 }
 
+void *admission_hook_state(const struct admission *a, const char *name)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		if (!strcmp(a->slots[i].hook->name, name))
+			return a->slots[i].state;
+	return NULL;
+}
+
 static void admission__ticket_free(struct admission_ticket *t)
 {
 	if (!t)
@@ -253,3 +290,4 @@ int admission_reserve(struct admission *a, struct admission_request *rq,
 	*t = tk;
 	return 0;
 }
+

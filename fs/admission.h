@@ -1,8 +1,8 @@
 /* admission.h: the admission hooks of corral-fs's write path, the checks
  * that look at other objects than the one written (the Service address
- * and nodePort index, a pod's priority from its PriorityClass today;
- * ResourceQuota, LimitRange, ServiceAccount and StorageClass defaults
- * next). A write is parsed,
+ * and nodePort index, a pod's priority from its PriorityClass, LimitRange
+ * defaults and bounds, ResourceQuota; ServiceAccount and StorageClass
+ * defaults next). A write is parsed,
  * validated against its kind and defaulted (object_build()), then passed
  * through every hook that applies to its kind, in table order, then
  * stored (write.h). Only the write path may refuse a write.
@@ -84,6 +84,12 @@ struct admission_hook {
 	void (*unreserve)(void *state, const struct admission_request *rq, void *claim);
 };
 
+/* Kubernetes' Forbidden for rq: `<resource> "<name>" is forbidden:
+ * <why>`, the resource as "pods" or "priorityclasses.scheduling.k8s.io".
+ * Returns -EACCES. */
+int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
+			...) __attribute__((format(printf, 3, 4)));
+
 /* corral-fs's hooks, in the order they run: adding a hook is one row of
  * this table (admission.c). */
 const struct admission_hook *admission_default_hooks(size_t *n);
@@ -91,11 +97,6 @@ const struct admission_hook *admission_default_hooks(size_t *n);
 struct admission;
 /* What one write's reserve took, hook by hook. */
 struct admission_ticket;
-
-/* A hook's refusal in Kubernetes' words, EACCES:
- *   <plural>[.<group>] "<name>" is forbidden: <why> */
-int admission_forbidden(struct error **err, const struct admission_request *rq, const char *fmt,
-			...) __attribute__((format(printf, 3, 4)));
 
 /* Instantiates hooks (n of them, run in this order) with cfg. */
 struct admission *admission_new(const struct admission_hook *hooks, size_t n,
@@ -107,6 +108,8 @@ bool admission_applies(const struct admission *a, const struct kind_info *k);
  * (k is one of its load_kinds). */
 bool admission_wants_load(const struct admission *a, const struct kind_info *k);
 void admission_load(struct admission *a, const struct admission_request *rq);
+/* The state of a's hook named name, or NULL (for tests). */
+void *admission_hook_state(const struct admission *a, const char *name);
 
 /* Reserves for every hook that applies to rq->kind, in order. On a refusal
  * returns its -errno and error, having unreserved the hooks before it, and

@@ -929,6 +929,50 @@ static bool quota_name_ok(const char *r)
 	return names_qualified_name(r, NULL) == 0;
 }
 
+static const char *const scope_operators[] = {"DoesNotExist", "Exists", "In", "NotIn", NULL};
+
+/* One scopeSelector.matchExpressions item: In and NotIn take values and
+ * only PriorityClass may use them; Exists and DoesNotExist take none. */
+static void check_scope_requirement(struct vctx *c, struct ynode *it, void *arg)
+{
+	(void)arg;
+	const char *scope = v_get_enum(c, it, "scopeName", REQ, quota_scopes);
+	const char *op = v_get_enum(c, it, "operator", REQ, scope_operators);
+	struct ynode *values = v_check_str_list(c, it, "values", OPT, NULL);
+	bool with_values = op && (!strcmp(op, "In") || !strcmp(op, "NotIn"));
+	size_t nv = values ? values->n : 0;
+	if (op && with_values && nv == 0)
+		v_err_invalid_node(c, "values", values,
+				   "must be at least one value when `operator` is 'In' or 'NotIn' "
+				   "for scope selector");
+	if (op && !with_values && nv)
+		v_err_invalid_node(c, "values", values,
+				   "must be no value when `operator` is 'Exist' or 'DoesNotExist' "
+				   "for scope selector");
+	if (scope && op && strcmp(scope, "PriorityClass") && with_values)
+		v_err_invalid_str(
+		    c, "operator", op,
+		    "must be 'Exist' when scope is any of "
+		    "ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, "
+		    "ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or "
+		    "ResourceQuotaScopeCrossNamespacePodAffinity");
+}
+
+/* Whether spec names scope in scopes or (as Exists) its scopeSelector. */
+static bool quota_has_scope(const struct ynode *spec, const char *scope)
+{
+	const struct ynode *scopes = ynode_get(spec, "scopes");
+	for (size_t i = 0; scopes && scopes->type == YNODE_SEQ && i < scopes->n; i++)
+		if (v_streq(ynode_str(ynode_item(scopes, i)), scope))
+			return true;
+	const struct ynode *ex = ynode_path(spec, "scopeSelector.matchExpressions");
+	for (size_t i = 0; ex && ex->type == YNODE_SEQ && i < ex->n; i++)
+		if (v_streq(ynode_path_str(ynode_item(ex, i), "scopeName"), scope) &&
+		    v_streq(ynode_path_str(ynode_item(ex, i), "operator"), "Exists"))
+			return true;
+	return false;
+}
+
 static void check_resource_quota(struct vctx *c, struct ynode *obj)
 {
 	struct ynode *spec = v_get_map(c, obj, "spec", OPT);
@@ -944,7 +988,19 @@ static void check_resource_quota(struct vctx *c, struct ynode *obj)
 		if (s && v_scalar_is_string(ynode_item(scopes, i)) && !v_in_list(s, quota_scopes))
 			v_err_unsupported(c, key, s, quota_scopes);
 	}
-	v_get_map(c, spec, "scopeSelector", OPT);
+	/* Kubernetes' ValidateResourceQuotaSpec: opposite scopes conflict. */
+	struct ynode *sel = v_get_map(c, spec, "scopeSelector", OPT);
+	if (sel) {
+		size_t smark = v_path_push(c, "scopeSelector");
+		v_check_each(c, sel, "matchExpressions", OPT, check_scope_requirement, NULL);
+		v_path_pop(c, smark);
+	}
+	static const char *const opposite[][2] = {{"Terminating", "NotTerminating"},
+						  {"BestEffort", "NotBestEffort"}};
+	for (size_t o = 0; o < ARRAY_SIZE(opposite); o++) {
+		if (quota_has_scope(spec, opposite[o][0]) && quota_has_scope(spec, opposite[o][1]))
+			v_err_invalid_str(c, "scopes", opposite[o][0], "conflicting scopes");
+	}
 	v_path_pop(c, mark);
 }
 

@@ -109,8 +109,6 @@ static const struct ynode *priority__default(const struct priority__index *x)
 	return d;
 }
 
-/* Kubernetes' Forbidden: `<resource> "<name>" is forbidden: <why>`, the
- * resource as "pods" or "priorityclasses.scheduling.k8s.io". */
 /* Sets key of spec to val (taken) unless it holds that already. */
 static void priority__set(struct ynode *spec, const char *key, struct ynode *val, bool *changed)
 {

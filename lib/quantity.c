@@ -255,3 +255,56 @@ void quantity_format(int64_t milli, char *buf, unsigned size)
 	else
 		snprintf(buf, size, "%s%" PRIu64 "%s", sign, dec, dec_suffix[di]);
 }
+
+enum quantity_fmt quantity_fmt_of(const char *s)
+{
+	if (!s)
+		return QUANTITY_DECIMAL_SI;
+	size_t n = strlen(s);
+	if (n >= 2 && s[n - 1] == 'i')
+		return QUANTITY_BINARY_SI;
+	/* An exponent is e/E followed by digits; "E" alone (or "1E") is exa. */
+	const char *e = strpbrk(s, "eE");
+	if (e && e[1] != '\0')
+		return QUANTITY_DECIMAL_EXPONENT;
+	return QUANTITY_DECIMAL_SI;
+}
+
+void quantity_format_in(int64_t milli, enum quantity_fmt f, char *buf, unsigned size)
+{
+	if (size == 0)
+		return;
+	const char *sign = milli < 0 ? "-" : "";
+	uint64_t mag = milli < 0 ? 0 - (uint64_t)milli : (uint64_t)milli;
+	if (mag == 0) {
+		snprintf(buf, size, "0");
+		return;
+	}
+	uint64_t whole = mag / 1000;
+	/* Binary needs a whole number of at least 1024, as Kubernetes'
+	 * CanonicalizeBytes: below that, or with a fraction, it is decimal. */
+	if (f == QUANTITY_BINARY_SI && mag % 1000 == 0 && whole >= 1024) {
+		static const char *const bin_suffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+		unsigned bi = 0;
+		while (bi < 6 && whole % 1024 == 0) {
+			whole /= 1024;
+			bi++;
+		}
+		snprintf(buf, size, "%s%" PRIu64 "%s", sign, whole, bin_suffix[bi]);
+		return;
+	}
+	if (mag % 1000 != 0) {
+		snprintf(buf, size, "%s%" PRIu64 "m", sign, mag);
+		return;
+	}
+	static const char *const dec_suffix[] = {"", "k", "M", "G", "T", "P", "E"};
+	unsigned di = 0;
+	while (di < 6 && whole % 1000 == 0) {
+		whole /= 1000;
+		di++;
+	}
+	if (f == QUANTITY_DECIMAL_EXPONENT && di > 0)
+		snprintf(buf, size, "%s%" PRIu64 "e%u", sign, whole, 3 * di);
+	else
+		snprintf(buf, size, "%s%" PRIu64 "%s", sign, whole, dec_suffix[di]);
+}

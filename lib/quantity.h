@@ -16,4 +16,13 @@ int quantity_parse(const char *s, int64_t *milli, struct error **err);
  * the shortest decimal form). Writes at most size bytes including NUL. */
 void quantity_format(int64_t milli, char *buf, unsigned size);
 
+/* The formats of Kubernetes' resource.Quantity: which one a text is
+ * written in (its suffix says), and the canonical text of a value in one,
+ * as Kubernetes prints a sum (a quota's used) in the format of what was
+ * added: "1800m", "2", "2k" (decimal), "1536Mi" (binary, which falls back
+ * to decimal below 1024 or for a fraction), "2e3" (exponent). */
+enum quantity_fmt { QUANTITY_DECIMAL_SI, QUANTITY_BINARY_SI, QUANTITY_DECIMAL_EXPONENT };
+enum quantity_fmt quantity_fmt_of(const char *s);
+void quantity_format_in(int64_t milli, enum quantity_fmt f, char *buf, unsigned size);
+
 #endif

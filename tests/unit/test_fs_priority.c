@@ -177,23 +177,24 @@ static const char *stored_str(const struct ynode *o, const char *path)
 
 static void test_priority__hook_follows_service_addresses_for_pods_and_classes(void **state)
 {
-	struct fixture *f = *state;
+	(void)state;
 	size_t n;
 	const struct admission_hook *hooks = admission_default_hooks(&n);
-	size_t p = 0, s = 0;
-	while (p < n && strcmp(hooks[p].name, "priority") != 0)
-		p++;
-	while (s < n && strcmp(hooks[s].name, "service-addresses") != 0)
-		s++;
-	assert_true(p < n && s < p); /* after the Service addresses */
-	assert_true(admission_applies(f->a, kinds_by_kind("Pod")));
-	assert_true(admission_applies(f->a, kinds_by_kind("PriorityClass")));
-	struct admission *only = admission_new(&hooks[p], 1, NULL);
-	assert_false(admission_applies(only, kinds_by_kind("Deployment")));
-	admission_free(only);
+	/* Right after service-addresses (other rows, such as LimitRanger
+	 * before and ResourceQuota after, come and go around them). */
+	size_t row = 0;
+	while (row < n && strcmp(hooks[row].name, "priority"))
+		row++;
+	assert_true(row > 0 && row < n);
+	assert_string_equal(hooks[row - 1].name, "service-addresses");
+	struct admission *a = admission_new(&hooks[row], 1, NULL);
+	assert_true(admission_applies(a, kinds_by_kind("Pod")));
+	assert_true(admission_applies(a, kinds_by_kind("PriorityClass")));
+	assert_false(admission_applies(a, kinds_by_kind("Deployment")));
 	/* At start it wants the classes, not every pod. */
-	assert_true(admission_wants_load(f->a, kinds_by_kind("PriorityClass")));
-	assert_false(admission_wants_load(f->a, kinds_by_kind("Pod")));
+	assert_true(admission_wants_load(a, kinds_by_kind("PriorityClass")));
+	assert_false(admission_wants_load(a, kinds_by_kind("Pod")));
+	admission_free(a);
 }
 
 static void test_priority__pod_gets_its_class_value(void **state)
