@@ -290,4 +290,3 @@ int admission_reserve(struct admission *a, struct admission_request *rq,
 	*t = tk;
 	return 0;
 }
-
