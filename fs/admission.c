@@ -1,9 +1,11 @@
 /* admission.c: the table of corral-fs's admission hooks and the protocol
  * that runs them (see admission.h). The hooks themselves live with their
  * state (svcindex.c: Services' addresses and node ports; priority.c: a
- * pod's priority from its PriorityClass). */
+ * pod's priority from its PriorityClass; serviceaccount.c: a pod's
+ * ServiceAccount and its token volume). */
 #include "admission.h"
 #include "priority.h"
+#include "serviceaccount.h"
 #include "svcindex.h"
 #include "util.h"
 
@@ -16,7 +18,23 @@ static const enum kind_id admission__services[] = {KIND_SERVICE, KIND_COUNT};
 static const enum kind_id admission__priority[] = {KIND_POD, KIND_PRIORITY_CLASS, KIND_COUNT};
 static const enum kind_id admission__priority_load[] = {KIND_PRIORITY_CLASS, KIND_COUNT};
 
+/* Kubernetes' ServiceAccount plugin admits pods; ServiceAccounts are its
+ * state. */
+static const enum kind_id admission__serviceaccount[] = {KIND_POD, KIND_SERVICE_ACCOUNT,
+							 KIND_COUNT};
+static const enum kind_id admission__serviceaccount_load[] = {KIND_SERVICE_ACCOUNT, KIND_COUNT};
+
 static const struct admission_hook admission__table[] = {
+    {
+	.name = "serviceaccount",
+	.kinds = admission__serviceaccount,
+	.load_kinds = admission__serviceaccount_load,
+	.init = serviceaccount_hook_init,
+	.fini = serviceaccount_hook_fini,
+	.load = serviceaccount_hook_load,
+	.reserve = serviceaccount_hook_reserve,
+	.settle = serviceaccount_hook_settle,
+    },
     {
 	.name = "service-addresses",
 	.kinds = admission__services,

@@ -8,6 +8,7 @@
 #include "kinds_scheduling.h"
 #include "names.h"
 #include "quantity.h"
+#include "serviceaccount.h"
 #include "util.h"
 #include "validate_impl.h"
 
@@ -114,10 +115,12 @@ static void update_pod(struct vctx *c, const struct ynode *obj, const struct yno
 	free(p.buf);
 }
 
-/* What the Priority admission hook gave the pod at its create. */
+/* What the Priority and ServiceAccount admission hooks gave the pod at
+ * its create. */
 static void carry_pod(struct ynode *obj, const struct ynode *old)
 {
 	priority_carry(obj, old);
+	serviceaccount_carry(obj, old);
 }
 
 /* Pod */

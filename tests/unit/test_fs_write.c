@@ -391,7 +391,11 @@ static void test_write__service_addresses_hook_keeps_services_apart(void **state
 	struct fixture *f = *state;
 	size_t n;
 	const struct admission_hook *hooks = admission_default_hooks(&n);
-	assert_string_equal(hooks[0].name, "service-addresses");
+	/* one of the table's rows (others come before it: ServiceAccount) */
+	size_t at = 0;
+	while (at < n && strcmp(hooks[at].name, "service-addresses"))
+		at++;
+	assert_true(at < n);
 	struct admission *a = admission_new(hooks, n, NULL);
 	struct write_target ta = target("Service", "dev", "a", "namespaces/dev/services/a");
 	struct write_target tb = target("Service", "dev", "b", "namespaces/dev/services/b");
