@@ -22,6 +22,7 @@
 #include "owners.h"
 #include "podgc.h"
 #include "replicaset.h"
+#include "serviceaccount.h"
 #include "serviceip.h"
 #include "ttl.h"
 #include "util.h"
@@ -182,6 +183,33 @@ static void ctrl__stop_cronjob(void *state)
 	cronjobc_free(state);
 }
 
+static int ctrl__start_serviceaccount(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = sac_new_serviceaccounts(c);
+	return 0;
+}
+
+/* The cluster CA's certificate, read once at start: a file that cannot be
+ * read stops corral-ctrl rather than publish nothing. */
+static int ctrl__start_root_ca(struct ctrl *c, void **state, struct error **err)
+{
+	const char *file = c->cfg ? c->cfg->root_ca_file : NULL;
+	cleanup_free char *pem = NULL;
+	if (file && *file) {
+		size_t len = 0;
+		if (!(pem = util_read_file(file, &len)))
+			return error_set(err, errno, "root-ca-file: %s: %s", file, strerror(errno));
+	}
+	*state = sac_new_root_ca(c, pem ? pem : "");
+	return 0;
+}
+
+static void ctrl__stop_sac(void *state)
+{
+	sac_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -196,6 +224,8 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
     {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
+    {.name = "serviceaccount", .start = ctrl__start_serviceaccount, .stop = ctrl__stop_sac},
+    {.name = "root-ca-cert-publisher", .start = ctrl__start_root_ca, .stop = ctrl__stop_sac},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

@@ -45,6 +45,8 @@ struct ctrl_config {
 	char *service_cidr;	     /* ClusterIPs come from it ([cluster]) */
 	char *node_port_range;	     /* "30000-32767" ([cluster]) */
 	int pod_gc_threshold;	     /* terminated pods podgc keeps; 0: all */
+	char *root_ca_file;	     /* the cluster CA's certificate (PEM) for
+				      * kube-root-ca.crt; "": none */
 };
 
 struct ctrl {

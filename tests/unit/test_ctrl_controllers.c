@@ -17,8 +17,9 @@ static void test_controllers__names_come_from_the_table(void **state)
 	assert_string_equal(ctrl_names(),
 			    "replicaset, replicationcontroller, deployment, "
 			    "garbagecollector, dropbox, eventttl, serviceip, "
-			    "endpoints, job, ttl-after-finished, podgc, daemonset, cronjob");
-	assert_int_equal(ctrl_ncontrollers, 13);
+			    "endpoints, job, ttl-after-finished, podgc, daemonset, cronjob, "
+			    "serviceaccount, root-ca-cert-publisher");
+	assert_int_equal(ctrl_ncontrollers, 15);
 	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
 		assert_non_null(ctrl_controllers[i].name);
 		assert_non_null(ctrl_controllers[i].start);
@@ -48,7 +49,8 @@ static void test_controllers__check_names_the_unknown_one(void **state)
 	assert_string_equal(err->msg, "controllers: unknown controller \"nope\" (known: "
 				      "replicaset, replicationcontroller, deployment, "
 				      "garbagecollector, dropbox, eventttl, serviceip, endpoints, "
-				      "job, ttl-after-finished, podgc, daemonset, cronjob)");
+				      "job, ttl-after-finished, podgc, daemonset, cronjob, "
+				      "serviceaccount, root-ca-cert-publisher)");
 }
 
 static bool enabled(const char *list, const char *name)
