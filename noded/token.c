@@ -26,46 +26,19 @@ struct token_signer {
 	char *kid; /* the key's id */
 };
 
-/* A growing string. */
-struct token__buf {
-	char *s;
-	size_t len, cap;
-};
-
-static void token__put(struct token__buf *b, const char *s, size_t n)
+/* s as a JSON string, quoted, onto f. */
+static void token__json_str(FILE *f, const char *s)
 {
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->s = xrealloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void token__puts(struct token__buf *b, const char *s)
-{
-	token__put(b, s, strlen(s));
-}
-
-/* s as a JSON string, quoted. */
-static void token__json_str(struct token__buf *b, const char *s)
-{
-	token__puts(b, "\"");
+	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		char esc[8];
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)*p;
-			token__put(b, esc, 2);
-		} else if (*p < 0x20) {
-			snprintf(esc, sizeof(esc), "\\u%04x", *p);
-			token__puts(b, esc);
-		} else {
-			token__put(b, (const char *)p, 1);
-		}
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
 	}
-	token__puts(b, "\"");
+	fputc('"', f);
 }
 
 /* libcrypto's last error, for a message. */
@@ -174,37 +147,34 @@ const char *token_signer_alg(const struct token_signer *s)
 
 char *token_claims_json(const struct token_claims *c)
 {
-	struct token__buf b = {0};
-	char num[32];
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	if (!f)
+		abort(); /* out of memory: as xmalloc */
 	const char *aud = c->audience && *c->audience ? c->audience : c->issuer;
-	token__puts(&b, "{\"aud\":[");
-	token__json_str(&b, aud);
-	snprintf(num, sizeof(num), "%lld", (long long)c->exp);
-	token__puts(&b, "],\"exp\":");
-	token__puts(&b, num);
-	snprintf(num, sizeof(num), "%lld", (long long)c->iat);
-	token__puts(&b, ",\"iat\":");
-	token__puts(&b, num);
-	token__puts(&b, ",\"iss\":");
-	token__json_str(&b, c->issuer);
-	token__puts(&b, ",\"kubernetes.io\":{\"namespace\":");
-	token__json_str(&b, c->ns);
-	token__puts(&b, ",\"pod\":{\"name\":");
-	token__json_str(&b, c->pod_name);
-	token__puts(&b, ",\"uid\":");
-	token__json_str(&b, c->pod_uid);
-	token__puts(&b, "},\"serviceaccount\":{\"name\":");
-	token__json_str(&b, c->sa_name);
-	token__puts(&b, ",\"uid\":");
-	token__json_str(&b, c->sa_uid);
-	token__puts(&b, "}},\"nbf\":");
-	token__puts(&b, num);
+	fputs("{\"aud\":[", f);
+	token__json_str(f, aud);
+	fprintf(f, "],\"exp\":%lld,\"iat\":%lld,\"iss\":", (long long)c->exp, (long long)c->iat);
+	token__json_str(f, c->issuer);
+	fputs(",\"kubernetes.io\":{\"namespace\":", f);
+	token__json_str(f, c->ns);
+	fputs(",\"pod\":{\"name\":", f);
+	token__json_str(f, c->pod_name);
+	fputs(",\"uid\":", f);
+	token__json_str(f, c->pod_uid);
+	fputs("},\"serviceaccount\":{\"name\":", f);
+	token__json_str(f, c->sa_name);
+	fputs(",\"uid\":", f);
+	token__json_str(f, c->sa_uid);
+	fprintf(f, "}},\"nbf\":%lld,\"sub\":", (long long)c->iat);
 	cleanup_free char *sub = xasprintf("system:serviceaccount:%s:%s", c->ns ? c->ns : "",
 					   c->sa_name ? c->sa_name : "");
-	token__puts(&b, ",\"sub\":");
-	token__json_str(&b, sub);
-	token__puts(&b, "}");
-	return b.s;
+	token__json_str(f, sub);
+	fputc('}', f);
+	if (fclose(f) != 0)
+		abort();
+	return out;
 }
 
 /* DER ECDSA-Sig-Value to JWS's r || s (64 bytes at out). */

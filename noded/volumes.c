@@ -246,55 +246,33 @@ static int volumes__projected(const struct ynode *spec, bool secret, const char 
 
 /* ---- the downward API ---------------------------------------------------- */
 
-/* A growing string. */
-struct volumes__buf {
-	char *s;
-	size_t len, cap;
-};
-
-static void volumes__buf_add(struct volumes__buf *b, const char *p, size_t n)
+/* s quoted as Go's %q does (the kubelet's FormatMap), onto f. */
+static void volumes__quote(FILE *f, const char *s)
 {
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->s = xrealloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->len, p, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-/* Appends s quoted as Go's %q does (the kubelet's FormatMap). */
-static void volumes__quote(struct volumes__buf *b, const char *s)
-{
-	volumes__buf_add(b, "\"", 1);
+	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char esc[8];
 		switch (*p) {
 		case '"':
-			volumes__buf_add(b, "\\\"", 2);
-			break;
 		case '\\':
-			volumes__buf_add(b, "\\\\", 2);
+			fprintf(f, "\\%c", *p);
 			break;
 		case '\n':
-			volumes__buf_add(b, "\\n", 2);
+			fputs("\\n", f);
 			break;
 		case '\t':
-			volumes__buf_add(b, "\\t", 2);
+			fputs("\\t", f);
 			break;
 		case '\r':
-			volumes__buf_add(b, "\\r", 2);
+			fputs("\\r", f);
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				snprintf(esc, sizeof(esc), "\\x%02x", *p);
-				volumes__buf_add(b, esc, strlen(esc));
-			} else {
-				volumes__buf_add(b, (const char *)p, 1);
-			}
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\x%02x", *p);
+			else
+				fputc(*p, f);
 		}
 	}
-	volumes__buf_add(b, "\"", 1);
+	fputc('"', f);
 }
 
 static int volumes__cmp_str(const void *a, const void *b)
@@ -304,7 +282,11 @@ static int volumes__cmp_str(const void *a, const void *b)
 
 char *volumes_format_map(const struct ynode *m)
 {
-	struct volumes__buf b = {0};
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	if (!f)
+		abort(); /* out of memory: as xmalloc */
 	size_t n = m && m->type == YNODE_MAP ? m->n : 0;
 	const char **keys = xcalloc(n ? n : 1, sizeof(*keys));
 	size_t nk = 0;
@@ -313,16 +295,14 @@ char *volumes_format_map(const struct ynode *m)
 			keys[nk++] = ynode_str(ynode_map_key(m, i));
 	qsort(keys, nk, sizeof(*keys), volumes__cmp_str);
 	for (size_t i = 0; i < nk; i++) {
-		if (i)
-			volumes__buf_add(&b, "\n", 1);
-		volumes__buf_add(&b, keys[i], strlen(keys[i]));
-		volumes__buf_add(&b, "=", 1);
 		const char *v = ynode_str(ynode_get(m, keys[i]));
-		volumes__quote(&b, v ? v : "");
+		fprintf(f, "%s%s=", i ? "\n" : "", keys[i]);
+		volumes__quote(f, v ? v : "");
 	}
 	free(keys);
-	volumes__buf_add(&b, "", 0);
-	return b.s ? b.s : xstrdup("");
+	if (fclose(f) != 0)
+		abort();
+	return out;
 }
 
 /* `metadata.labels['k']` -> k (malloc'd) when path is that of field. */
