@@ -11,6 +11,9 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -iquote lib -M
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+# corral-noded signs service-account tokens with libcrypto (noded/token.c):
+# it alone links it, with its unit tests and the tools that link its objects.
+CRYPTO_LDLIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
@@ -53,6 +56,7 @@ $$(B)/tests/test_$(1)_%: tests/unit/test_$(1)_%.c $$($(1)_OBJ) $$(B)/libcorral.a
 	$$(CC) $$(CFLAGS) -iquote $(1) -o $$@ $$< $$($(1)_OBJ) $$(B)/libcorral.a $$(LDLIBS) $$(TEST_LDLIBS)
 endef
 $(foreach d,$(DAEMONS),$(eval $(call daemon_rules,$(d))))
+$(B)/corral-noded $(B)/tests/tools/proxy-run $(B)/tests/test_noded_%: LDLIBS += $(CRYPTO_LDLIBS)
 
 $(PROGRAMS:%=$(B)/corral-%): $(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

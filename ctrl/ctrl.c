@@ -28,6 +28,7 @@
 #include "pvbinder.h"
 #include "replicaset.h"
 #include "resourcequota.h"
+#include "serviceaccount.h"
 #include "serviceip.h"
 #include "statefulset.h"
 #include "taint.h"
@@ -291,6 +292,31 @@ static int ctrl__start_resourcequota(struct ctrl *c, void **state, struct error 
 static void ctrl__stop_resourcequota(void *state)
 {
 	resourcequota_free(state);
+static int ctrl__start_serviceaccount(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = sac_new_serviceaccounts(c);
+	return 0;
+}
+
+/* The cluster CA's certificate, read once at start: a file that cannot be
+ * read stops corral-ctrl rather than publish nothing. */
+static int ctrl__start_root_ca(struct ctrl *c, void **state, struct error **err)
+{
+	const char *file = c->cfg ? c->cfg->root_ca_file : NULL;
+	cleanup_free char *pem = NULL;
+	if (file && *file) {
+		size_t len = 0;
+		if (!(pem = util_read_file(file, &len)))
+			return error_set(err, errno, "root-ca-file: %s: %s", file, strerror(errno));
+	}
+	*state = sac_new_root_ca(c, pem ? pem : "");
+	return 0;
+}
+
+static void ctrl__stop_sac(void *state)
+{
+	sac_free(state);
 }
 
 const struct ctrl_controller ctrl_controllers[] = {
@@ -316,6 +342,8 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "taint-eviction-controller", .start = ctrl__start_taint, .stop = ctrl__stop_taint},
     {.name = "disruption", .start = ctrl__start_disruption, .stop = ctrl__stop_disruption},
     {.name = "resourcequota", .start = ctrl__start_resourcequota, .stop = ctrl__stop_resourcequota},
+    {.name = "serviceaccount", .start = ctrl__start_serviceaccount, .stop = ctrl__stop_sac},
+    {.name = "root-ca-cert-publisher", .start = ctrl__start_root_ca, .stop = ctrl__stop_sac},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

@@ -76,6 +76,8 @@ static void usage(const char *prog)
 	    "10.96.0.0/16)\n"
 	    "  --service-node-port-range A-B         nodePorts come from it (default "
 	    "30000-32767)\n"
+	    "  --root-ca-file FILE                   the cluster CA's certificate, published as\n"
+	    "                                        kube-root-ca.crt (default none: empty)\n"
 	    "  -v, --verbose                         log at the debug level\n"
 	    "  -V, --version                         print the version\n"
 	    "  -h, --help                            this help\n"
@@ -170,6 +172,7 @@ int main(int argc, char **argv)
 	     .type = CONFIG_STRING,
 	     .ptr = &cfg.node_port_range,
 	     .def = SERVICERANGE_DEFAULT_PORTS},
+	    {.name = "root-ca-file", .type = CONFIG_STRING, .ptr = &cfg.root_ca_file, .def = ""},
 	    CONFIG_KEYS_END,
 	};
 	static const struct option opts[] = {
@@ -191,6 +194,7 @@ int main(int argc, char **argv)
 	    {"large-cluster-size-threshold", required_argument, NULL, 'K'},
 	    {"service-cidr", required_argument, NULL, 'K'},
 	    {"service-node-port-range", required_argument, NULL, 'K'},
+	    {"root-ca-file", required_argument, NULL, 'K'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},

@@ -3,12 +3,14 @@
  * state (svcindex.c: Services' addresses and node ports; priority.c: a
  * pod's priority from its PriorityClass; storage.c: claims' default
  * StorageClass, resizes and the protection finalizers; limitrange.c:
- * LimitRanges' defaults and bounds; quota.c: ResourceQuotas). */
+ * LimitRanges' defaults and bounds; quota.c: ResourceQuotas;
+ * serviceaccount.c: a pod's ServiceAccount and its token volume). */
 #include "admission.h"
 #include "limitrange.h"
 #include "nslifecycle.h"
 #include "priority.h"
 #include "quota.h"
+#include "serviceaccount.h"
 #include "storage.h"
 #include "svcindex.h"
 #include "tolerations.h"
@@ -41,6 +43,12 @@ static const enum kind_id admission__limitrange_load[] = {KIND_LIMIT_RANGE, KIND
 /* NamespaceLifecycle sees every kind; only Namespaces are its state. */
 static const enum kind_id admission__nslifecycle_load[] = {KIND_NAMESPACE, KIND_COUNT};
 
+/* Kubernetes' ServiceAccount plugin admits pods; ServiceAccounts are its
+ * state. */
+static const enum kind_id admission__serviceaccount[] = {KIND_POD, KIND_SERVICE_ACCOUNT,
+							 KIND_COUNT};
+static const enum kind_id admission__serviceaccount_load[] = {KIND_SERVICE_ACCOUNT, KIND_COUNT};
+
 static const struct admission_hook admission__table[] = {
     {
 	.name = "namespace-lifecycle",
@@ -61,6 +69,16 @@ static const struct admission_hook admission__table[] = {
 	.reserve = limitrange_hook_reserve,
 	.settle = limitrange_hook_settle,
 	.unreserve = limitrange_hook_unreserve,
+    },
+    {
+	.name = "serviceaccount",
+	.kinds = admission__serviceaccount,
+	.load_kinds = admission__serviceaccount_load,
+	.init = serviceaccount_hook_init,
+	.fini = serviceaccount_hook_fini,
+	.load = serviceaccount_hook_load,
+	.reserve = serviceaccount_hook_reserve,
+	.settle = serviceaccount_hook_settle,
     },
     {
 	.name = "default-toleration-seconds",

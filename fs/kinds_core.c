@@ -9,6 +9,7 @@
 #include "names.h"
 #include "quantity.h"
 #include "tolerations.h"
+#include "serviceaccount.h"
 #include "util.h"
 #include "validate_impl.h"
 
@@ -115,11 +116,13 @@ static void update_pod(struct vctx *c, const struct ynode *obj, const struct yno
 	free(p.buf);
 }
 
-/* What the Priority admission hook gave the pod at its create. */
+/* What the Priority and ServiceAccount admission hooks gave the pod at
+ * its create. */
 static void carry_pod(struct ynode *obj, const struct ynode *old)
 {
 	priority_carry(obj, old);
 	tolerations_carry(obj, old); /* and DefaultTolerationSeconds' */
+	serviceaccount_carry(obj, old);
 }
 
 /* Pod */

@@ -18,6 +18,7 @@
 #include "proxy.h"
 #include "quantity.h"
 #include "runtime.h"
+#include "token.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -61,6 +62,8 @@ struct noded_conf {
 	bool cleanup_on_exit;
 	bool proxy;
 	uint64_t eviction_period_ms;
+	char *sa_key_file; /* signs service-account tokens; "": none */
+	char *sa_issuer;
 };
 
 static void usage(FILE *out)
@@ -81,6 +84,8 @@ static void usage(FILE *out)
 	    "  --heartbeat-period DURATION how often the node's status is written (default 10s)\n"
 	    "  --cleanup-on-exit           stop and remove this node's pods, bridge and rules\n"
 	    "                              when stopping (default: pods keep running)\n"
+	    "  --service-account-key-file FILE  the private key (PEM, RSA or EC P-256) that\n"
+	    "                              signs pods' service-account tokens (default none)\n"
 	    "  --verbose                   log at the debug level\n"
 	    "  -V, --version               print the version\n"
 	    "See corral-noded(8).\n");
@@ -136,6 +141,7 @@ int main(int argc, char **argv)
 	/* Declared here: the gotos below must never skip a cleanup variable. */
 	cleanup_free char *nodes_dir = NULL, *images = NULL, *volumes = NULL, *bin_dir = NULL,
 			  *proxy_table = NULL;
+	cleanup_token_signer struct token_signer *signer = NULL;
 	static const struct option longopts[] = {
 	    {"mount", required_argument, NULL, 'm'},
 	    {"name", required_argument, NULL, 'n'},
@@ -144,13 +150,14 @@ int main(int argc, char **argv)
 	    {"pod-cidr", required_argument, NULL, 'p'},
 	    {"heartbeat-period", required_argument, NULL, 'b'},
 	    {"cleanup-on-exit", no_argument, NULL, 'C'},
+	    {"service-account-key-file", required_argument, NULL, 'k'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *flag_mount = NULL, *flag_name = NULL, *flag_config = NULL;
-	const char *flag_cidr = NULL, *flag_beat = NULL;
+	const char *flag_cidr = NULL, *flag_beat = NULL, *flag_sa_key = NULL;
 	bool flag_hollow = false, verbose = false, flag_cleanup = false;
 	int c;
 
@@ -177,6 +184,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			flag_cleanup = true;
+			break;
+		case 'k':
+			flag_sa_key = optarg;
 			break;
 		case 'v':
 			verbose = true;
@@ -227,6 +237,8 @@ int main(int argc, char **argv)
 	    {"cleanup-on-exit", CONFIG_BOOL, &cf.cleanup_on_exit, "false", 0, 0},
 	    {"proxy", CONFIG_BOOL, &cf.proxy, "true", 0, 0},
 	    {"eviction-period", CONFIG_DURATION, &cf.eviction_period_ms, "2s", 100, 3600000},
+	    {"service-account-key-file", CONFIG_STRING, &cf.sa_key_file, "", 0, 0},
+	    {"service-account-issuer", CONFIG_STRING, &cf.sa_issuer, TOKEN_DEFAULT_ISSUER, 0, 0},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -238,7 +250,8 @@ int main(int argc, char **argv)
 	    (flag_hollow && config_set(keys, "hollow", "true", &err) < 0) ||
 	    (flag_cidr && config_set(keys, "pod-cidr", flag_cidr, &err) < 0) ||
 	    (flag_beat && config_set(keys, "heartbeat-period", flag_beat, &err) < 0) ||
-	    (flag_cleanup && config_set(keys, "cleanup-on-exit", "true", &err) < 0))
+	    (flag_cleanup && config_set(keys, "cleanup-on-exit", "true", &err) < 0) ||
+	    (flag_sa_key && config_set(keys, "service-account-key-file", flag_sa_key, &err) < 0))
 		goto out_conf;
 	if (log_parse_level(cf.log_level) < 0) {
 		error_set(&err, EINVAL,
@@ -331,6 +344,24 @@ int main(int argc, char **argv)
 		goto out_conf;
 	}
 	images = *cf.images ? xstrdup(cf.images) : xasprintf("%s/images", cf.state);
+	if (!cf.hollow && *cf.sa_key_file) {
+		/* the key is the cluster's: only root may read it (corral up
+		 * makes it 0600); say so when it is not kept that way */
+		struct stat sk;
+		if (stat(cf.sa_key_file, &sk) == 0 && (sk.st_mode & 077))
+			log_warn("service-account-key-file %s is readable by others (mode %04o): "
+				 "it should be 0600",
+				 cf.sa_key_file, (unsigned)(sk.st_mode & 07777));
+		if (!(signer = token_signer_load(cf.sa_key_file, &err))) {
+			error_prefix(&err, "service-account-key-file");
+			loop_free(loop);
+			goto out_conf;
+		}
+		log_info("service-account tokens signed %s with %s", token_signer_alg(signer),
+			 cf.sa_key_file);
+	} else if (!cf.hollow) {
+		log_info("no service-account-key-file: pods get no service-account token");
+	}
 	bin_dir = self_dir();
 	struct runtime *rt = NULL;
 	if (cf.hollow) {
@@ -348,6 +379,8 @@ int main(int argc, char **argv)
 		    .domain = cf.cluster_domain,
 		    .eviction_bytes = no.eviction_memory,
 		    .eviction_period_ms = cf.eviction_period_ms,
+		    .token_signer = signer,
+		    .token_issuer = cf.sa_issuer,
 		};
 		rt = runtime_nspawn_new(&ro, &err);
 		if (!rt) {

@@ -131,6 +131,8 @@ struct nspawn {
 	    *domain;
 	char *host_ip;
 	struct net *net;
+	const struct token_signer *token_signer; /* service-account tokens; NULL: none */
+	char *token_issuer;
 	long long eviction_bytes;
 	uint64_t eviction_period_ms;
 	struct rpod **pods;
@@ -1260,7 +1262,8 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 	struct volumes *vols = NULL;
 	struct nspawn__lookup lk = {rt, p->ns, p};
 	struct error *e = NULL;
-	if (volumes_prepare(pod, p->dir, nspawn__lookup, &lk, &vols, &e) < 0) {
+	struct volumes_tokens tokens = {.signer = rt->token_signer, .issuer = rt->token_issuer};
+	if (volumes_prepare(pod, p->dir, nspawn__lookup, &lk, &tokens, &vols, &e) < 0) {
 		nspawn__report(p, out);
 		nspawn__all_wait(out, "FailedMount", e->msg);
 		error_free(e);
@@ -1269,6 +1272,10 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 	}
 	volumes_free(p->vols);
 	p->vols = vols;
+	/* a token is signed again when due: sync then */
+	int64_t due = volumes_refresh_at(vols), now_s = (int64_t)time(NULL);
+	if (due)
+		nspawn__wake(p, due > now_s ? (uint64_t)(due - now_s) * 1000 : 1);
 
 	const char *policy = ynode_path_str(pod, "spec.restartPolicy");
 	if (!policy)
@@ -1614,6 +1621,7 @@ static void nspawn__free(struct runtime *base)
 	free(rt->runas_bin);
 	free(rt->dns_ip);
 	free(rt->domain);
+	free(rt->token_issuer);
 	free(rt->host_ip);
 	free(rt->cg_node);
 	free(rt);
@@ -1663,6 +1671,8 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	rt->dns_ip = xstrdup(o->dns_ip);
 	rt->domain = xstrdup(o->domain);
 	rt->eviction_bytes = o->eviction_bytes;
+	rt->token_signer = o->token_signer;
+	rt->token_issuer = xstrdup(o->token_issuer ? o->token_issuer : "");
 	rt->eviction_period_ms = o->eviction_period_ms ? o->eviction_period_ms : 2000;
 	char hash[9];
 	net_hash(o->node, hash);

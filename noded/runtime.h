@@ -61,6 +61,8 @@ struct loop;
 struct net;
 
 /* What the real runtime needs to know of its node. */
+struct token_signer;
+
 struct nspawn_opts {
 	struct loop *loop;
 	const char *mount;	     /* the cluster's, for configMaps and secrets */
@@ -74,6 +76,10 @@ struct nspawn_opts {
 	struct net *net;	     /* the node's bridge */
 	long long eviction_bytes;    /* evict below this much available memory */
 	uint64_t eviction_period_ms; /* how often to look; 0: 2 s */
+	/* service-account tokens (volumes.h): the node's signer (NULL: no
+	 * key, no token files), kept by the caller, and their issuer */
+	const struct token_signer *token_signer;
+	const char *token_issuer;
 };
 
 struct runtime *runtime_hollow_new(void);

@@ -1,6 +1,9 @@
-/* volumes.c: emptyDir, hostPath, configMap, secret, persistentVolumeClaim. */
+/* volumes.c: emptyDir, hostPath, configMap, secret, downwardAPI, projected
+ * (serviceAccountToken, configMap, secret, downwardAPI sources),
+ * persistentVolumeClaim. */
 #include "volumes.h"
 #include "quantity.h"
+#include "token.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -11,6 +14,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct volumes__one {
@@ -21,7 +25,13 @@ struct volumes__one {
 struct volumes {
 	struct volumes__one *v;
 	size_t n;
+	int64_t refresh_at; /* the first token due, Unix seconds; 0: none */
 };
+
+int64_t volumes_refresh_at(const struct volumes *v)
+{
+	return v ? v->refresh_at : 0;
+}
 
 const char *volumes_path(const struct volumes *v, const char *name)
 {
@@ -161,18 +171,21 @@ static int volumes__mode(const struct ynode *n, mode_t def)
 	return n && ynode_int(n, &m) == 0 && m >= 0 && m <= 0777 ? (int)m : (int)def;
 }
 
-/* configMap or secret: one file per key (or per item). */
-static int volumes__projected(const struct ynode *spec, bool secret, const char *dir,
-			      container_lookup_fn lookup, void *data, struct error **err)
+/* configMap or secret: one file per key (or per item), mode def unless an
+ * item says otherwise. name_key: "name", or "secretName" for a secret
+ * volume (a projected secret source says "name"). */
+static int volumes__keys(const struct ynode *spec, bool secret, const char *name_key, mode_t def,
+			 const char *dir, container_lookup_fn lookup, void *data,
+			 struct error **err)
 {
-	const char *name = ynode_path_str(spec, secret ? "secretName" : "name");
+	const char *name = ynode_path_str(spec, name_key);
 	bool optional = false;
 	ynode_bool(ynode_get(spec, "optional"), &optional);
 	int r = util_mkdir_p(dir, 0755);
 	if (r < 0)
 		return error_set(err, -r, "%s: %s", dir, strerror(-r));
 	if (!name)
-		return error_set(err, EINVAL, "no %s", secret ? "secretName" : "name");
+		return error_set(err, EINVAL, "no %s", name_key);
 	struct ynode *obj = NULL;
 	r = lookup(data, secret ? "secrets" : "configmaps", name, &obj, err);
 	if (r == -ENOENT) {
@@ -183,7 +196,6 @@ static int volumes__projected(const struct ynode *spec, bool secret, const char 
 	}
 	if (r < 0)
 		return r;
-	mode_t def = (mode_t)volumes__mode(ynode_get(spec, "defaultMode"), secret ? 0400 : 0644);
 	const struct ynode *items = ynode_get(spec, "items");
 	static const char *const sections[] = {"data", "binaryData", "stringData"};
 	r = 0;
@@ -221,6 +233,317 @@ static int volumes__projected(const struct ynode *spec, bool secret, const char 
 	}
 	ynode_free(obj);
 	return r;
+}
+
+/* configMap or secret volumes. */
+static int volumes__projected(const struct ynode *spec, bool secret, const char *dir,
+			      container_lookup_fn lookup, void *data, struct error **err)
+{
+	mode_t def = (mode_t)volumes__mode(ynode_get(spec, "defaultMode"), secret ? 0400 : 0644);
+	return volumes__keys(spec, secret, secret ? "secretName" : "name", def, dir, lookup, data,
+			     err);
+}
+
+/* ---- the downward API ---------------------------------------------------- */
+
+/* s quoted as Go's %q does (the kubelet's FormatMap), onto f. */
+static void volumes__quote(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+		case '\\':
+			fprintf(f, "\\%c", *p);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\x%02x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static int volumes__cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *volumes_format_map(const struct ynode *m)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	if (!f)
+		abort(); /* out of memory: as xmalloc */
+	size_t n = m && m->type == YNODE_MAP ? m->n : 0;
+	const char **keys = xcalloc(n ? n : 1, sizeof(*keys));
+	size_t nk = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ynode_str(ynode_map_key(m, i)))
+			keys[nk++] = ynode_str(ynode_map_key(m, i));
+	qsort(keys, nk, sizeof(*keys), volumes__cmp_str);
+	for (size_t i = 0; i < nk; i++) {
+		const char *v = ynode_str(ynode_get(m, keys[i]));
+		fprintf(f, "%s%s=", i ? "\n" : "", keys[i]);
+		volumes__quote(f, v ? v : "");
+	}
+	free(keys);
+	if (fclose(f) != 0)
+		abort();
+	return out;
+}
+
+/* `metadata.labels['k']` -> k (malloc'd) when path is that of field. */
+static char *volumes__subscript(const char *path, const char *field)
+{
+	size_t n = strlen(field);
+	if (strncmp(path, field, n) || strncmp(path + n, "['", 2))
+		return NULL;
+	const char *k = path + n + 2;
+	size_t kl = strlen(k);
+	if (kl < 2 || strcmp(k + kl - 2, "']"))
+		return NULL;
+	return xstrndup(k, kl - 2);
+}
+
+static int volumes__field(const struct ynode *pod, const char *path, char **out, struct error **err)
+{
+	static const char *const plain[] = {"metadata.name", "metadata.namespace", "metadata.uid"};
+	for (size_t i = 0; i < ARRAY_SIZE(plain); i++)
+		if (!strcmp(path, plain[i])) {
+			const char *v = ynode_path_str(pod, path);
+			*out = xstrdup(v ? v : "");
+			return 0;
+		}
+	static const char *const maps[] = {"metadata.labels", "metadata.annotations"};
+	for (size_t i = 0; i < ARRAY_SIZE(maps); i++) {
+		if (!strcmp(path, maps[i])) {
+			*out = volumes_format_map(ynode_path(pod, path));
+			return 0;
+		}
+		cleanup_free char *key = volumes__subscript(path, maps[i]);
+		if (key) {
+			const char *v = ynode_str(ynode_get(ynode_path(pod, maps[i]), key));
+			*out = xstrdup(v ? v : "");
+			return 0;
+		}
+	}
+	return error_set(err, EINVAL,
+			 "fieldRef %s is not supported in a volume (metadata.name, "
+			 "metadata.namespace, metadata.uid, metadata.labels, "
+			 "metadata.annotations)",
+			 path);
+}
+
+/* The container of pod named name (containers, then init containers). */
+static const struct ynode *volumes__container(const struct ynode *pod, const char *name)
+{
+	static const char *const lists[] = {"spec.containers", "spec.initContainers"};
+	for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
+		const struct ynode *cs = ynode_path(pod, lists[l]);
+		for (size_t i = 0; name && cs && cs->type == YNODE_SEQ && i < cs->n; i++) {
+			const char *n = ynode_path_str(ynode_item(cs, i), "name");
+			if (n && !strcmp(n, name))
+				return ynode_item(cs, i);
+		}
+	}
+	return NULL;
+}
+
+int volumes_resource_value(const struct ynode *pod, const struct ynode *ref,
+			   const struct ynode *node, char **out, struct error **err)
+{
+	const char *cname = ynode_path_str(ref, "containerName");
+	const char *res = ynode_path_str(ref, "resource");
+	const char *div = ynode_path_str(ref, "divisor");
+	const struct ynode *c = volumes__container(pod, cname);
+	if (!c)
+		return error_set(err, EINVAL, "resourceFieldRef: no container \"%s\"",
+				 cname ? cname : "");
+	static const char *const known[] = {
+	    "limits.cpu",   "limits.memory",   "limits.ephemeral-storage",
+	    "requests.cpu", "requests.memory", "requests.ephemeral-storage"};
+	bool ok = false;
+	for (size_t i = 0; res && i < ARRAY_SIZE(known); i++)
+		ok = ok || !strcmp(res, known[i]);
+	if (!ok)
+		return error_set(err, EINVAL, "resourceFieldRef: unsupported resource \"%s\"",
+				 res ? res : "");
+	bool limit = !strncmp(res, "limits.", 7);
+	const char *rname = strchr(res, '.') + 1;
+	cleanup_free char *lpath = xasprintf("resources.limits.%s", rname);
+	cleanup_free char *rpath = xasprintf("resources.requests.%s", rname);
+	/* a limit not set is the node's allocatable; a request not set is
+	 * its limit, else 0 (as Kubernetes defaults them) */
+	const char *q = limit ? ynode_path_str(c, lpath) : ynode_path_str(c, rpath);
+	if (!q && !limit)
+		q = ynode_path_str(c, lpath);
+	if (!q && limit)
+		q = ynode_str(ynode_get(ynode_path(node, "status.allocatable"), rname));
+	int64_t v = 0, d = 1000;
+	if (q && quantity_parse(q, &v, err) < 0)
+		return -1;
+	if (div && *div && (quantity_parse(div, &d, err) < 0 || d <= 0)) {
+		if (!*err)
+			error_set(err, EINVAL, "resourceFieldRef: divisor %s must be positive",
+				  div);
+		return -1;
+	}
+	/* ceil(v / d), both in thousandths */
+	int64_t n = v <= 0 ? 0 : (v + d - 1) / d;
+	*out = xasprintf("%lld", (long long)n);
+	return 0;
+}
+
+/* downwardAPI items (a volume, or a projected source) under dir. */
+static int volumes__downward(const struct ynode *pod, const struct ynode *items, mode_t def,
+			     const char *dir, container_lookup_fn lookup, void *data,
+			     struct error **err)
+{
+	int r = util_mkdir_p(dir, 0755);
+	if (r < 0)
+		return error_set(err, -r, "%s: %s", dir, strerror(-r));
+	cleanup_ynode struct ynode *node = NULL;
+	bool looked = false;
+	for (size_t i = 0; items && items->type == YNODE_SEQ && i < items->n; i++) {
+		const struct ynode *it = ynode_item(items, i);
+		const char *path = ynode_path_str(it, "path");
+		if (!path)
+			return error_set(err, EINVAL, "downwardAPI item %zu: no path", i);
+		mode_t mode = (mode_t)volumes__mode(ynode_get(it, "mode"), def);
+		cleanup_free char *val = NULL;
+		const char *field = ynode_path_str(it, "fieldRef.fieldPath");
+		const struct ynode *ref = ynode_get(it, "resourceFieldRef");
+		if (field) {
+			r = volumes__field(pod, field, &val, err);
+		} else if (ref) {
+			const char *lp = ynode_path_str(ref, "resource");
+			if (!looked && lp && !strncmp(lp, "limits.", 7)) {
+				const char *nn = ynode_path_str(pod, "spec.nodeName");
+				struct error *e = NULL;
+				if (nn && lookup(data, "nodes", nn, &node, &e) < 0)
+					node = NULL;
+				error_free(e);
+				looked = true;
+			}
+			r = volumes_resource_value(pod, ref, node, &val, err);
+		} else {
+			r = error_set(err, EINVAL,
+				      "downwardAPI item %s: needs fieldRef or resourceFieldRef",
+				      path);
+		}
+		if (r < 0)
+			return r;
+		r = volumes__file(dir, path, val, strlen(val), mode, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- projected ----------------------------------------------------------- */
+
+/* A serviceAccountToken source: the token at path, signed again once due. */
+static int volumes__token(struct volumes *v, const struct ynode *pod, const struct ynode *src,
+			  mode_t def, const char *dir, container_lookup_fn lookup, void *data,
+			  const struct volumes_tokens *tk, struct error **err)
+{
+	const char *path = ynode_path_str(src, "path");
+	if (!path)
+		return error_set(err, EINVAL, "serviceAccountToken: no path");
+	if (!tk || !tk->signer)
+		return 0; /* no key on this node: see volumes.h */
+	long long secs = 3600;
+	ynode_int(ynode_get(src, "expirationSeconds"), &secs);
+	if (secs < 600)
+		return error_set(err, EINVAL,
+				 "serviceAccountToken: expirationSeconds %lld is under 600", secs);
+	int64_t now = tk->now ? tk->now : (int64_t)time(NULL);
+	cleanup_free char *file = xasprintf("%s/%s", dir, path);
+	cleanup_free char *have = util_read_file(file, NULL);
+	int64_t iat, exp;
+	if (have && !token_due(have, now) && token_times(have, &iat, &exp) == 0) {
+		int64_t at = token_refresh_at(iat, exp);
+		if (!v->refresh_at || at < v->refresh_at)
+			v->refresh_at = at;
+		return 0;
+	}
+	const char *sa = ynode_path_str(pod, "spec.serviceAccountName");
+	if (!sa || !*sa)
+		sa = "default";
+	struct ynode *account = NULL;
+	int r = lookup(data, "serviceaccounts", sa, &account, err);
+	if (r == -ENOENT)
+		return error_set(err, ENOENT, "serviceaccount \"%s\" not found", sa);
+	if (r < 0)
+		return r;
+	cleanup_free char *sa_uid = xstrdup(ynode_path_str(account, "metadata.uid") ?: "");
+	ynode_free(account);
+	struct token_claims c = {
+	    .issuer = tk->issuer && *tk->issuer ? tk->issuer : TOKEN_DEFAULT_ISSUER,
+	    .audience = ynode_path_str(src, "audience"),
+	    .ns = ynode_path_str(pod, "metadata.namespace"),
+	    .pod_name = ynode_path_str(pod, "metadata.name"),
+	    .pod_uid = ynode_path_str(pod, "metadata.uid"),
+	    .sa_name = sa,
+	    .sa_uid = sa_uid,
+	    .iat = now,
+	    .exp = now + secs,
+	};
+	cleanup_free char *jwt = token_sign(tk->signer, &c, err);
+	if (!jwt)
+		return -1;
+	r = volumes__file(dir, path, jwt, strlen(jwt), def, err);
+	if (r < 0)
+		return r;
+	int64_t at = token_refresh_at(c.iat, c.exp);
+	if (!v->refresh_at || at < v->refresh_at)
+		v->refresh_at = at;
+	return 0;
+}
+
+static int volumes__projected_all(struct volumes *v, const struct ynode *pod,
+				  const struct ynode *spec, const char *dir,
+				  container_lookup_fn lookup, void *data,
+				  const struct volumes_tokens *tk, struct error **err)
+{
+	mode_t def = (mode_t)volumes__mode(ynode_get(spec, "defaultMode"), 0644);
+	int r = util_mkdir_p(dir, 0755);
+	if (r < 0)
+		return error_set(err, -r, "%s: %s", dir, strerror(-r));
+	const struct ynode *sources = ynode_get(spec, "sources");
+	for (size_t i = 0; sources && sources->type == YNODE_SEQ && i < sources->n; i++) {
+		const struct ynode *src = ynode_item(sources, i), *s;
+		if ((s = ynode_get(src, "serviceAccountToken")))
+			r = volumes__token(v, pod, s, def, dir, lookup, data, tk, err);
+		else if ((s = ynode_get(src, "configMap")))
+			r = volumes__keys(s, false, "name", def, dir, lookup, data, err);
+		else if ((s = ynode_get(src, "secret")))
+			r = volumes__keys(s, true, "name", def, dir, lookup, data, err);
+		else if ((s = ynode_get(src, "downwardAPI")))
+			r = volumes__downward(pod, ynode_get(s, "items"), def, dir, lookup, data,
+					      err);
+		else
+			r = error_set(err, ENOTSUP,
+				      "projected source %zu is not one this node mounts "
+				      "(serviceAccountToken, configMap, secret, downwardAPI)",
+				      i);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 static int volumes__claim(const struct ynode *spec, container_lookup_fn lookup, void *data,
@@ -274,7 +597,8 @@ static int volumes__claim(const struct ynode *spec, container_lookup_fn lookup, 
 }
 
 int volumes_prepare(const struct ynode *pod, const char *pod_dir, container_lookup_fn lookup,
-		    void *data, struct volumes **out, struct error **err)
+		    void *data, const struct volumes_tokens *tokens, struct volumes **out,
+		    struct error **err)
 {
 	struct volumes *v = xcalloc(1, sizeof(*v));
 	const struct ynode *list = ynode_path(pod, "spec.volumes");
@@ -302,10 +626,18 @@ int volumes_prepare(const struct ynode *pod, const char *pod_dir, container_look
 			path = xstrdup(dir);
 		} else if ((spec = ynode_get(vol, "persistentVolumeClaim"))) {
 			r = volumes__claim(spec, lookup, data, &path, err);
+		} else if ((spec = ynode_get(vol, "downwardAPI"))) {
+			mode_t def = (mode_t)volumes__mode(ynode_get(spec, "defaultMode"), 0644);
+			r = volumes__downward(pod, ynode_get(spec, "items"), def, dir, lookup, data,
+					      err);
+			path = xstrdup(dir);
+		} else if ((spec = ynode_get(vol, "projected"))) {
+			r = volumes__projected_all(v, pod, spec, dir, lookup, data, tokens, err);
+			path = xstrdup(dir);
 		} else {
 			r = error_set(err, ENOTSUP,
 				      "its type is not one this node mounts (emptyDir, "
-				      "hostPath, configMap, secret, "
+				      "hostPath, configMap, secret, downwardAPI, projected, "
 				      "persistentVolumeClaim)");
 		}
 		if (r < 0) {

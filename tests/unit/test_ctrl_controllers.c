@@ -20,8 +20,9 @@ static void test_controllers__names_come_from_the_table(void **state)
 	    "garbagecollector, dropbox, eventttl, serviceip, "
 	    "endpoints, job, ttl-after-finished, podgc, daemonset, cronjob, namespace, "
 	    "persistentvolume-binder, pvc-protection, pv-protection, statefulset, "
-	    "nodelifecycle, taint-eviction-controller, disruption, resourcequota");
-	assert_int_equal(ctrl_ncontrollers, 22);
+	    "nodelifecycle, taint-eviction-controller, disruption, resourcequota, "
+	    "serviceaccount, root-ca-cert-publisher");
+	assert_int_equal(ctrl_ncontrollers, 24);
 	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
 		assert_non_null(ctrl_controllers[i].name);
 		assert_non_null(ctrl_controllers[i].start);
@@ -54,7 +55,8 @@ static void test_controllers__check_names_the_unknown_one(void **state)
 			    "garbagecollector, dropbox, eventttl, serviceip, endpoints, "
 			    "job, ttl-after-finished, podgc, daemonset, cronjob, namespace, "
 			    "persistentvolume-binder, pvc-protection, pv-protection, statefulset, "
-			    "nodelifecycle, taint-eviction-controller, disruption, resourcequota)");
+			    "nodelifecycle, taint-eviction-controller, disruption, resourcequota, "
+			    "serviceaccount, root-ca-cert-publisher)");
 }
 
 static bool enabled(const char *list, const char *name)

@@ -553,7 +553,7 @@ static void test_volumes__projected_files_and_checks(void **state)
 	    host);
 	struct ynode *pod = parse(yaml);
 	struct volumes *v = NULL;
-	assert_int_equal(volumes_prepare(pod, dir, lookup, NULL, &v, NULL), 0);
+	assert_int_equal(volumes_prepare(pod, dir, lookup, NULL, NULL, &v, NULL), 0);
 	char *e = xasprintf("%s/volumes/e", dir);
 	assert_string_equal(volumes_path(v, "e"), e);
 	assert_string_equal(volumes_path(v, "h"), host);
@@ -590,7 +590,7 @@ static void test_volumes__projected_files_and_checks(void **state)
 		pod = parse(y);
 		struct error *err = NULL;
 		v = NULL;
-		assert_int_equal(volumes_prepare(pod, dir, lookup, NULL, &v, &err), -1);
+		assert_int_equal(volumes_prepare(pod, dir, lookup, NULL, NULL, &v, &err), -1);
 		assert_null(v);
 		assert_non_null(strstr(err->msg, "MountVolume.SetUp failed for volume"));
 		if (!strstr(err->msg, bad[i].want))
@@ -602,7 +602,7 @@ static void test_volumes__projected_files_and_checks(void **state)
 	/* an optional configMap that is missing is an empty folder */
 	pod = parse("apiVersion: v1\nkind: Pod\nmetadata: {name: w}\n"
 		    "spec: {volumes: [{name: o, configMap: {name: gone, optional: true}}]}\n");
-	assert_int_equal(volumes_prepare(pod, dir, lookup, NULL, &v, NULL), 0);
+	assert_int_equal(volumes_prepare(pod, dir, lookup, NULL, NULL, &v, NULL), 0);
 	volumes_free(v);
 	ynode_free(pod);
 	char *cmd = xasprintf("rm -rf %s", tmpdir);
