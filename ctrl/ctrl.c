@@ -292,6 +292,8 @@ static int ctrl__start_resourcequota(struct ctrl *c, void **state, struct error 
 static void ctrl__stop_resourcequota(void *state)
 {
 	resourcequota_free(state);
+}
+
 static int ctrl__start_serviceaccount(struct ctrl *c, void **state, struct error **err)
 {
 	(void)err;

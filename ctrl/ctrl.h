@@ -51,8 +51,8 @@ struct ctrl_config {
 	double secondary_node_eviction_rate; /* in a large partially disrupted zone */
 	double unhealthy_zone_threshold;     /* fraction of a zone's nodes not ready */
 	int large_cluster_size_threshold;    /* nodes */
-	char *root_ca_file;	     /* the cluster CA's certificate (PEM) for
-				      * kube-root-ca.crt; "": none */
+	char *root_ca_file;		     /* the cluster CA's certificate (PEM) for
+					      * kube-root-ca.crt; "": none */
 };
 
 struct ctrl {

@@ -8,8 +8,8 @@
 #include "kinds_scheduling.h"
 #include "names.h"
 #include "quantity.h"
-#include "tolerations.h"
 #include "serviceaccount.h"
+#include "tolerations.h"
 #include "util.h"
 #include "validate_impl.h"
 

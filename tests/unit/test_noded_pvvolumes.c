@@ -55,7 +55,7 @@ static char *prepare(const char *path, const char *type, bool bound, char **got)
 	struct volumes *v = NULL;
 	struct error *e = NULL;
 	char *msg = NULL;
-	if (volumes_prepare(pod, "/nonexistent-pod-dir", lookup, &o, &v, &e) < 0) {
+	if (volumes_prepare(pod, "/nonexistent-pod-dir", lookup, &o, NULL, &v, &e) < 0) {
 		msg = xstrdup(e->msg);
 		error_free(e);
 	} else {
