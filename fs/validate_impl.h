@@ -123,6 +123,8 @@ extern const struct kind_rules v_rules_network_policy, v_rules_ingress, v_rules_
 extern const struct kind_rules v_rules_lease;
 /* kinds_scheduling.c */
 extern const struct kind_rules v_rules_priority_class;
+/* kinds_metrics.c */
+extern const struct kind_rules v_rules_pod_metrics, v_rules_node_metrics, v_rules_metric_value;
 
 /* ---- the shared engine (validate.c) ----------------------------------- */
 

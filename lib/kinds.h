@@ -44,6 +44,9 @@ enum kind_id {
 	KIND_LEASE,
 	KIND_INGRESS_CLASS,
 	KIND_PRIORITY_CLASS,
+	KIND_POD_METRICS,
+	KIND_NODE_METRICS,
+	KIND_METRIC_VALUE,
 	KIND_COUNT /* not a kind: the number of rows */
 };
 
