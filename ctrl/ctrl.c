@@ -15,6 +15,7 @@
 #include "endpoints.h"
 #include "events.h"
 #include "gc.h"
+#include "hpa.h"
 #include "job.h"
 #include "keymap.h"
 #include "kinds.h"
@@ -182,6 +183,18 @@ static void ctrl__stop_cronjob(void *state)
 	cronjobc_free(state);
 }
 
+static int ctrl__start_hpa(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = hpac_new(c);
+	return 0;
+}
+
+static void ctrl__stop_hpa(void *state)
+{
+	hpac_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -196,6 +209,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "podgc", .start = ctrl__start_podgc, .stop = ctrl__stop_podgc},
     {.name = "daemonset", .start = ctrl__start_daemonset, .stop = ctrl__stop_daemonset},
     {.name = "cronjob", .start = ctrl__start_cronjob, .stop = ctrl__stop_cronjob},
+    {.name = "horizontalpodautoscaling", .start = ctrl__start_hpa, .stop = ctrl__stop_hpa},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

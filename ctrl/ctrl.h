@@ -45,6 +45,9 @@ struct ctrl_config {
 	char *service_cidr;	     /* ClusterIPs come from it ([cluster]) */
 	char *node_port_range;	     /* "30000-32767" ([cluster]) */
 	int pod_gc_threshold;	     /* terminated pods podgc keeps; 0: all */
+	uint64_t hpa_sync_ms;	     /* horizontal-pod-autoscaler-sync-period */
+	uint64_t hpa_downscale_ms;   /* -downscale-stabilization */
+	char *hpa_tolerance;	     /* -tolerance, a fraction ("0.1") */
 };
 
 struct ctrl {

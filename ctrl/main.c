@@ -122,6 +122,22 @@ int main(int argc, char **argv)
 	     .min = 0,
 	     .max = 100000000},
 	    {.name = "resync-period", .type = CONFIG_DURATION, .ptr = &cfg.resync_ms, .def = "0"},
+	    {.name = "horizontal-pod-autoscaler-sync-period",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.hpa_sync_ms,
+	     .def = "15s",
+	     .min = 100,
+	     .max = 86400000},
+	    {.name = "horizontal-pod-autoscaler-downscale-stabilization",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.hpa_downscale_ms,
+	     .def = "5m",
+	     .min = 0,
+	     .max = 86400000},
+	    {.name = "horizontal-pod-autoscaler-tolerance",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.hpa_tolerance,
+	     .def = "0.1"},
 	    /* Shared with corral-noded and corral-dns: set them in [cluster]. */
 	    {.name = "service-cidr",
 	     .type = CONFIG_STRING,
@@ -207,6 +223,17 @@ int main(int argc, char **argv)
 	}
 	if (ctrl_check_controllers(cfg.controllers, &err) < 0)
 		goto out_config;
+	{
+		char *end = NULL;
+		double tol = strtod(cfg.hpa_tolerance, &end);
+		if (!*cfg.hpa_tolerance || *end || !(tol >= 0 && tol < 1)) {
+			error_set(&err, EINVAL,
+				  "horizontal-pod-autoscaler-tolerance: \"%s\" is not a fraction "
+				  "from 0 to 1",
+				  cfg.hpa_tolerance);
+			goto out_config;
+		}
+	}
 	struct servicerange svc_range;
 	int np_lo, np_hi;
 	if (servicerange_parse(cfg.service_cidr, &svc_range, &err) < 0 ||

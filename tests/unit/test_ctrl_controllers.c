@@ -14,11 +14,11 @@
 static void test_controllers__names_come_from_the_table(void **state)
 {
 	(void)state;
-	assert_string_equal(ctrl_names(),
-			    "replicaset, replicationcontroller, deployment, "
-			    "garbagecollector, dropbox, eventttl, serviceip, "
-			    "endpoints, job, ttl-after-finished, podgc, daemonset, cronjob");
-	assert_int_equal(ctrl_ncontrollers, 13);
+	assert_string_equal(ctrl_names(), "replicaset, replicationcontroller, deployment, "
+					  "garbagecollector, dropbox, eventttl, serviceip, "
+					  "endpoints, job, ttl-after-finished, podgc, daemonset, "
+					  "cronjob, horizontalpodautoscaling");
+	assert_int_equal(ctrl_ncontrollers, 14);
 	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
 		assert_non_null(ctrl_controllers[i].name);
 		assert_non_null(ctrl_controllers[i].start);
@@ -45,10 +45,12 @@ static void test_controllers__check_names_the_unknown_one(void **state)
 	assert_true(ctrl_check_controllers("replicaset,-nope", &err) < 0);
 	assert_non_null(err);
 	assert_int_equal(err->status, EINVAL);
-	assert_string_equal(err->msg, "controllers: unknown controller \"nope\" (known: "
-				      "replicaset, replicationcontroller, deployment, "
-				      "garbagecollector, dropbox, eventttl, serviceip, endpoints, "
-				      "job, ttl-after-finished, podgc, daemonset, cronjob)");
+	assert_string_equal(
+	    err->msg,
+	    "controllers: unknown controller \"nope\" (known: "
+	    "replicaset, replicationcontroller, deployment, "
+	    "garbagecollector, dropbox, eventttl, serviceip, endpoints, "
+	    "job, ttl-after-finished, podgc, daemonset, cronjob, horizontalpodautoscaling)");
 }
 
 static bool enabled(const char *list, const char *name)
