@@ -10,6 +10,7 @@
 #include "config.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "names.h"
 #include "net.h"
 #include "node.h"
@@ -57,6 +58,7 @@ struct noded_conf {
 	bool cleanup_on_exit;
 	bool proxy;
 	uint64_t eviction_period_ms;
+	uint64_t metrics_interval_ms;
 };
 
 static void usage(FILE *out)
@@ -219,6 +221,7 @@ int main(int argc, char **argv)
 	    {"cleanup-on-exit", CONFIG_BOOL, &cf.cleanup_on_exit, "false", 0, 0},
 	    {"proxy", CONFIG_BOOL, &cf.proxy, "true", 0, 0},
 	    {"eviction-period", CONFIG_DURATION, &cf.eviction_period_ms, "2s", 100, 3600000},
+	    {"metrics-interval", CONFIG_DURATION, &cf.metrics_interval_ms, "15s", 1000, 3600000},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -345,6 +348,7 @@ int main(int argc, char **argv)
 	}
 	struct node_agent *na = node_agent_new(loop, &no, rt);
 	struct pods *pods = NULL;
+	struct metrics *metrics = NULL;
 	struct net *net = NULL;
 	struct proxy *proxy = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
@@ -408,6 +412,14 @@ int main(int argc, char **argv)
 	pods = pods_new(loop, &po, rt);
 	if (pods_start(pods, &err) < 0)
 		goto out_node;
+	const struct metrics_opts mo = {
+	    .mount = cf.mount,
+	    .node = cf.name,
+	    .interval_ms = cf.metrics_interval_ms,
+	    .hollow = cf.hollow,
+	};
+	metrics = metrics_new(loop, &mo, pods, rt);
+	metrics_start(metrics);
 	const char *why_not = NULL, *msg = NULL;
 	if (!runtime_ready(rt, &why_not, &msg))
 		log_warn("node %s is not ready: %s", cf.name, msg);
@@ -420,6 +432,7 @@ out_node:
 	/* a stopped node stops heartbeating and leaves its object behind;
 	 * its pods run on (a restarted agent adopts them) unless asked */
 	node_agent_stop(na);
+	metrics_free(metrics);
 	pods_free(pods);
 	if (proxy && !cf.cleanup_on_exit)
 		proxy_keep_table(proxy); /* services keep working meanwhile */
