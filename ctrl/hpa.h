@@ -32,10 +32,11 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "kinds.h"
 #include "ynode.h"
 
 /* On a target the autoscaler scales: the HPA's name. */
-#define HPA_ANNOTATION "autoscaling.corral.io/horizontal-pod-autoscaler"
+#define HPA_ANNOTATION KINDS_AUTOSCALED_ANNOTATION
 
 #define HPA_TOLERANCE		0.1
 #define HPA_CPU_INIT_PERIOD_S	300 /* --horizontal-pod-autoscaler-cpu-initialization-period */

@@ -61,6 +61,11 @@ struct kind_info {
 				      * and the folder namespaces/<name>/ go together */
 };
 
+/* On an object a HorizontalPodAutoscaler scales (a Deployment,
+ * ReplicaSet, ReplicationController or StatefulSet): the HPA's name. The
+ * history then leaves its spec.replicas out (corral-tree(5)). */
+#define KINDS_AUTOSCALED_ANNOTATION "autoscaling.corral.io/horizontal-pod-autoscaler"
+
 const struct kind_info *kinds_by_plural(const char *plural);
 const struct kind_info *kinds_by_kind(const char *kind);
 /* Whether apiVersion is one the kind accepts. */

@@ -2,12 +2,14 @@
  * NodeMetrics, MetricValue: fs/kinds_metrics.c) and for the
  * HorizontalPodAutoscaler's v2 behavior (fs/kinds_autoscaling.c): what
  * metrics-server and kubectl write is accepted, and each rule refuses with
- * the field it names. */
+ * the field it names; and how the history shows an autoscaled object
+ * (fs/object.c): its replica count is the autoscaler's, never declared. */
 #include "testlib.h"
 
 #include <errno.h>
 
 #include "kinds.h"
+#include "object.h"
 #include "util.h"
 #include "validate.h"
 
@@ -160,6 +162,84 @@ static void test_metrics__hpa_v1_and_v2_both_valid(void **state)
 		"targetCPUUtilizationPercentage");
 }
 
+/* ---- the history of an autoscaled object (fs/object.c) ------------------ */
+
+#define DEPLOY(ann, replicas)                                                                      \
+	"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n" ann "spec:\n" replicas   \
+	"  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n"              \
+	"      labels:\n        app: web\n    spec:\n      containers:\n      - name: web\n"       \
+	"        image: busybox\n"
+#define AUTOSCALED "  annotations:\n    " KINDS_AUTOSCALED_ANNOTATION ": web\n"
+
+/* Builds text over old (NULL: a create); the stored text is returned in
+ * *stored for the next step. */
+static void build(const char *text, const char *old, struct object_build *b)
+{
+	*b = (struct object_build){.kind = kinds_by_plural("deployments"),
+				   .ns = "dev",
+				   .name = "web",
+				   .text = text,
+				   .len = strlen(text),
+				   .old_yaml = old,
+				   .old_len = old ? strlen(old) : 0};
+	cleanup_error struct error *err = NULL;
+	if (object_build(b, &err) < 0)
+		fail_msg("object_build: %s", err->msg);
+}
+
+static char *stored(const struct object_build *b)
+{
+	struct ynode *o = ynode_clone(b->obj);
+	ynode_set(ynode_get(o, "metadata"), "resourceVersion", ynode_new_str("5"));
+	char *text = yaml_emit(o, NULL);
+	ynode_free(o);
+	return text;
+}
+
+static void test_metrics__autoscaled_replicas_stay_out_of_the_history(void **state)
+{
+	(void)state;
+	struct object_build b;
+	/* before any HPA: replicas are declared */
+	build(DEPLOY("", "  replicas: 2\n"), NULL, &b);
+	assert_non_null(strstr(b.declared, "replicas: 2"));
+	cleanup_free char *s1 = stored(&b);
+	object_build_clear(&b);
+	/* the autoscaler takes it over: one commit, without the count */
+	build(DEPLOY(AUTOSCALED, "  replicas: 4\n"), s1, &b);
+	assert_non_null(b.declared);
+	assert_null(strstr(b.declared, "replicas:"));
+	assert_non_null(strstr(b.declared, KINDS_AUTOSCALED_ANNOTATION));
+	assert_string_equal(str(b.obj, "spec.replicas"), "4");
+	cleanup_free char *s2 = stored(&b);
+	object_build_clear(&b);
+	/* its next changes make none */
+	build(DEPLOY(AUTOSCALED, "  replicas: 7\n"), s2, &b);
+	assert_null(b.declared);
+	assert_null(b.message);
+	assert_true(b.decl_changed); /* still a change, for concurrency */
+	cleanup_free char *s3 = stored(&b);
+	object_build_clear(&b);
+	/* a rollback from the history (no replicas) keeps the current count */
+	build(DEPLOY(AUTOSCALED, ""), s3, &b);
+	assert_string_equal(str(b.obj, "spec.replicas"), "7");
+	assert_null(b.declared);
+	object_build_clear(&b);
+	/* a person's change of the image commits, still without the count */
+	cleanup_free char *edit = xstrdup(DEPLOY(AUTOSCALED, ""));
+	char *img = strstr(edit, "busybox");
+	memcpy(img, "busyboy", 7);
+	build(edit, s3, &b);
+	assert_non_null(b.declared);
+	assert_null(strstr(b.declared, "replicas:"));
+	assert_string_equal(str(b.obj, "spec.replicas"), "7");
+	object_build_clear(&b);
+	/* without the annotation a missing count is defaulted, as ever */
+	build(DEPLOY("", ""), s1, &b);
+	assert_string_equal(str(b.obj, "spec.replicas"), "1");
+	object_build_clear(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +248,7 @@ int main(void)
 	    cmocka_unit_test(test_metrics__refuses_bad_fields),
 	    cmocka_unit_test(test_metrics__hpa_behavior_rules),
 	    cmocka_unit_test(test_metrics__hpa_v1_and_v2_both_valid),
+	    cmocka_unit_test(test_metrics__autoscaled_replicas_stay_out_of_the_history),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
