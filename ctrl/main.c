@@ -63,6 +63,11 @@ static void usage(const char *prog)
 	    "  --resync-period D                     relist every D (default 0: never)\n"
 	    "  --terminated-pod-gc-threshold N       podgc keeps at most N terminated pods\n"
 	    "                                        (default 12500, 0: no limit)\n"
+	    "  --horizontal-pod-autoscaler-sync-period D  how often HPAs are looked at (15s)\n"
+	    "  --horizontal-pod-autoscaler-downscale-stabilization D\n"
+	    "                                        the window of scale-down recommendations "
+	    "(5m)\n"
+	    "  --horizontal-pod-autoscaler-tolerance F  the ratio's dead band (0.1)\n"
 	    "  --service-cidr CIDR                   ClusterIPs come from it (default "
 	    "10.96.0.0/16)\n"
 	    "  --service-node-port-range A-B         nodePorts come from it (default "
@@ -161,6 +166,9 @@ int main(int argc, char **argv)
 	    {"status-interval", required_argument, NULL, 'K'},
 	    {"resync-period", required_argument, NULL, 'K'},
 	    {"terminated-pod-gc-threshold", required_argument, NULL, 'K'},
+	    {"horizontal-pod-autoscaler-sync-period", required_argument, NULL, 'K'},
+	    {"horizontal-pod-autoscaler-downscale-stabilization", required_argument, NULL, 'K'},
+	    {"horizontal-pod-autoscaler-tolerance", required_argument, NULL, 'K'},
 	    {"service-cidr", required_argument, NULL, 'K'},
 	    {"service-node-port-range", required_argument, NULL, 'K'},
 	    {"verbose", no_argument, NULL, 'v'},
