@@ -81,12 +81,12 @@ running() { [ "$(for p in $(pods_of "$1"); do sed -n 's/^  phase: //p' "$D/pods/
 # cond FILE TYPE: "STATUS REASON" of a condition of the status
 cond() {
 	awk -v t="$2" '
-		/^  - / || /^  [a-zA-Z]/ { if (typ == t) { print st, rs; exit } typ = st = rs = "" }
+		/^  - / || /^  [a-zA-Z]/ { if (typ == t) { print st, rs; found = 1; exit } typ = st = rs = "" }
 		{ l = $0; sub(/^  - /, "    ", l) }
 		l ~ /^    type: / { typ = l; sub(/^    type: /, "", typ) }
 		l ~ /^    status: / { st = l; sub(/^    status: /, "", st); gsub("\x27", "", st) }
 		l ~ /^    reason: / { rs = l; sub(/^    reason: /, "", rs) }
-		END { if (typ == t) print st, rs }' "$1" 2>/dev/null
+		END { if (!found && typ == t) print st, rs }' "$1" 2>/dev/null
 }
 is_cond() { [ "$(cond "$1" "$2")" = "$3" ]; }
 event_says() { grep -l -F -- "$1" "$D"/events/*.yaml 2>/dev/null | grep -q .; }
