@@ -99,6 +99,29 @@ static int hpa__utilization(const struct hpa_pod *pods, const struct hpa__sample
 	return 0;
 }
 
+/* The count the ready pods' ratio proposes: none within the tolerance. */
+static int hpa__proposed(const struct hpa_calc *c, int current, double ratio, size_t ready)
+{
+	if (hpa__abs(1.0 - ratio) <= c->tolerance)
+		return current;
+	return (int)hpa__ceil(ratio * (double)ready);
+}
+
+/* The count once missing and unready pods are filled in (nratio over
+ * count pods): none within the tolerance, nor when the fill-ins turn the
+ * ratio (or the count) the other way. */
+static int hpa__refilled(const struct hpa_calc *c, int current, double ratio, double nratio,
+			 size_t count)
+{
+	if (hpa__abs(1.0 - nratio) <= c->tolerance || (ratio < 1.0 && nratio > 1.0) ||
+	    (ratio > 1.0 && nratio < 1.0))
+		return current;
+	int next = (int)hpa__ceil(nratio * (double)count);
+	if ((nratio < 1.0 && next > current) || (nratio > 1.0 && next < current))
+		return current;
+	return next;
+}
+
 int hpa_resource_replicas(const struct hpa_calc *c, int current, const struct hpa_pod *pods,
 			  size_t n, const char *resource, bool cpu, long long target_util,
 			  int *replicas, long long *util, int64_t *avg, struct error **err)
@@ -131,10 +154,7 @@ int hpa_resource_replicas(const struct hpa_calc *c, int current, const struct hp
 		return -EINVAL;
 	bool up_with_unready = unready > 0 && ratio > 1.0;
 	if (!up_with_unready && !missing) {
-		if (hpa__abs(1.0 - ratio) <= c->tolerance)
-			*replicas = current;
-		else
-			*replicas = (int)hpa__ceil(ratio * (double)ready);
+		*replicas = hpa__proposed(c, current, ratio, ready);
 		return 0;
 	}
 	if (missing) {
@@ -157,15 +177,7 @@ int hpa_resource_replicas(const struct hpa_calc *c, int current, const struct hp
 	size_t count = 0;
 	if (hpa__utilization(pods, s, n, target_util, &nratio, &nutil, NULL, &count, err) < 0)
 		return -EINVAL;
-	if (hpa__abs(1.0 - nratio) <= c->tolerance || (ratio < 1.0 && nratio > 1.0) ||
-	    (ratio > 1.0 && nratio < 1.0)) {
-		*replicas = current;
-		return 0;
-	}
-	int next = (int)hpa__ceil(nratio * (double)count);
-	if ((nratio < 1.0 && next > current) || (nratio > 1.0 && next < current))
-		next = current;
-	*replicas = next;
+	*replicas = hpa__refilled(c, current, ratio, nratio, count);
 	return 0;
 }
 
@@ -197,10 +209,7 @@ int hpa_plain_replicas(const struct hpa_calc *c, int current, const struct hpa_p
 	double ratio = (double)*avg / (double)target_avg;
 	bool up_with_unready = unready > 0 && ratio > 1.0;
 	if (!up_with_unready && !missing) {
-		if (hpa__abs(1.0 - ratio) <= c->tolerance)
-			*replicas = current;
-		else
-			*replicas = (int)hpa__ceil(ratio * (double)ready);
+		*replicas = hpa__proposed(c, current, ratio, ready);
 		return 0;
 	}
 	size_t count = ready;
@@ -213,15 +222,7 @@ int hpa_plain_replicas(const struct hpa_calc *c, int current, const struct hpa_p
 	if (up_with_unready)
 		count += unready; /* at 0 */
 	double nratio = (double)(total / (int64_t)count) / (double)target_avg;
-	if (hpa__abs(1.0 - nratio) <= c->tolerance || (ratio < 1.0 && nratio > 1.0) ||
-	    (ratio > 1.0 && nratio < 1.0)) {
-		*replicas = current;
-		return 0;
-	}
-	int next = (int)hpa__ceil(nratio * (double)count);
-	if ((nratio < 1.0 && next > current) || (nratio > 1.0 && next < current))
-		next = current;
-	*replicas = next;
+	*replicas = hpa__refilled(c, current, ratio, nratio, count);
 	return 0;
 }
 
