@@ -218,7 +218,7 @@ Y
 Q=$D/horizontalpodautoscalers/qps.yaml
 check "an autoscaling/v2 HPA on both metrics scales up on the larger (qps 30 per pod against 10)" wait_for 20 has_replicas qps 4
 check "... the reason names the Pods metric" wait_for 10 event_says "New size: 4; reason: pods metric qps above target"
-check "... status.currentMetrics shows both, as Kubernetes writes them" wait_for 10 sh -c "grep -q '^      averageValue: .30.' '$Q' && grep -q '^      value: .50.' '$Q'"
+check "... status.currentMetrics shows both, as Kubernetes writes them" wait_for 10 sh -c "sed -n '/^  currentMetrics:/,/^  [a-z]/p' '$Q' | grep -q '^ *averageValue: .30.' && sed -n '/^  currentMetrics:/,/^  [a-z]/p' '$Q' | grep -q '^ *value: .50.'"
 check "... all 4 pods run" wait_for 20 running qps 4
 check "echo of a low qps for every pod scales it down (behavior: no window)" all_values 1
 check "... to minReplicas" wait_for 30 has_replicas qps 1
@@ -227,7 +227,7 @@ check "the Object metric alone raises it again (requests 400 against 100)" servi
 # the default scale-up policy counts the scale-up of the last 15 s
 check "... to 4" wait_for 30 has_replicas qps 4
 check "... the reason names it" wait_for 10 event_says "reason: Service metric requests above target"
-check "a Pods metric missing for every pod: ScalingActive False FailedGetPodsMetric" sh -c "rm -f '$D'/metrics/qps-*.qps.yaml && sed -i 's/kind: Service, name: svc-qps/kind: Service, name: nothere/' '$Q'"
+check "a Pods metric missing for every pod: ScalingActive False FailedGetPodsMetric" sh -c "rm -f '$D'/metrics/qps-*.qps.yaml && sed -i 's/^\\( *\\)name: svc-qps\$/\\1name: nothere/' '$Q' && grep -q 'name: nothere' '$Q'"
 check "... (reported in the status)" wait_for 15 is_cond "$Q" ScalingActive "False FailedGetPodsMetric"
 rm -f "$Q"
 rm -f "$D/deployments/qps.yaml"
