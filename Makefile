@@ -113,6 +113,7 @@ bench: all
 	@bench/storage.sh $(B)
 	@bench/failover.sh $(B)
 	@bench/quota.sh $(B)
+	@bench/hpa.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

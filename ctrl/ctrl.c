@@ -16,6 +16,7 @@
 #include "endpoints.h"
 #include "events.h"
 #include "gc.h"
+#include "hpa.h"
 #include "job.h"
 #include "keymap.h"
 #include "kinds.h"
@@ -321,6 +322,18 @@ static void ctrl__stop_sac(void *state)
 	sac_free(state);
 }
 
+static int ctrl__start_hpa(struct ctrl *c, void **state, struct error **err)
+{
+	(void)err;
+	*state = hpac_new(c);
+	return 0;
+}
+
+static void ctrl__stop_hpa(void *state)
+{
+	hpac_free(state);
+}
+
 const struct ctrl_controller ctrl_controllers[] = {
     {.name = "replicaset", .start = ctrl__start_rs, .stop = ctrl__stop_rsc},
     {.name = "replicationcontroller", .start = ctrl__start_rc, .stop = ctrl__stop_rsc},
@@ -346,6 +359,7 @@ const struct ctrl_controller ctrl_controllers[] = {
     {.name = "resourcequota", .start = ctrl__start_resourcequota, .stop = ctrl__stop_resourcequota},
     {.name = "serviceaccount", .start = ctrl__start_serviceaccount, .stop = ctrl__stop_sac},
     {.name = "root-ca-cert-publisher", .start = ctrl__start_root_ca, .stop = ctrl__stop_sac},
+    {.name = "horizontalpodautoscaling", .start = ctrl__start_hpa, .stop = ctrl__stop_hpa},
 };
 const size_t ctrl_ncontrollers = ARRAY_SIZE(ctrl_controllers);
 

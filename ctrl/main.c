@@ -72,6 +72,11 @@ static void usage(const char *prog)
 	    "  --unhealthy-zone-threshold F          a zone with F of its nodes not ready is\n"
 	    "                                        partially disrupted (0.55)\n"
 	    "  --large-cluster-size-threshold N      zones of more nodes keep evicting (50)\n"
+	    "  --horizontal-pod-autoscaler-sync-period D  how often HPAs are looked at (15s)\n"
+	    "  --horizontal-pod-autoscaler-downscale-stabilization D\n"
+	    "                                        the window of scale-down recommendations "
+	    "(5m)\n"
+	    "  --horizontal-pod-autoscaler-tolerance F  the ratio's dead band (0.1)\n"
 	    "  --service-cidr CIDR                   ClusterIPs come from it (default "
 	    "10.96.0.0/16)\n"
 	    "  --service-node-port-range A-B         nodePorts come from it (default "
@@ -163,6 +168,22 @@ int main(int argc, char **argv)
 	     .def = "50",
 	     .min = 0,
 	     .max = 1000000},
+	    {.name = "horizontal-pod-autoscaler-sync-period",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.hpa_sync_ms,
+	     .def = "15s",
+	     .min = 100,
+	     .max = 86400000},
+	    {.name = "horizontal-pod-autoscaler-downscale-stabilization",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.hpa_downscale_ms,
+	     .def = "5m",
+	     .min = 0,
+	     .max = 86400000},
+	    {.name = "horizontal-pod-autoscaler-tolerance",
+	     .type = CONFIG_STRING,
+	     .ptr = &cfg.hpa_tolerance,
+	     .def = "0.1"},
 	    /* Shared with corral-noded and corral-dns: set them in [cluster]. */
 	    {.name = "service-cidr",
 	     .type = CONFIG_STRING,
@@ -192,6 +213,9 @@ int main(int argc, char **argv)
 	    {"secondary-node-eviction-rate", required_argument, NULL, 'K'},
 	    {"unhealthy-zone-threshold", required_argument, NULL, 'K'},
 	    {"large-cluster-size-threshold", required_argument, NULL, 'K'},
+	    {"horizontal-pod-autoscaler-sync-period", required_argument, NULL, 'K'},
+	    {"horizontal-pod-autoscaler-downscale-stabilization", required_argument, NULL, 'K'},
+	    {"horizontal-pod-autoscaler-tolerance", required_argument, NULL, 'K'},
 	    {"service-cidr", required_argument, NULL, 'K'},
 	    {"service-node-port-range", required_argument, NULL, 'K'},
 	    {"root-ca-file", required_argument, NULL, 'K'},
@@ -255,6 +279,17 @@ int main(int argc, char **argv)
 	}
 	if (ctrl_check_controllers(cfg.controllers, &err) < 0)
 		goto out_config;
+	{
+		char *end = NULL;
+		double tol = strtod(cfg.hpa_tolerance, &end);
+		if (!*cfg.hpa_tolerance || *end || !(tol >= 0 && tol < 1)) {
+			error_set(&err, EINVAL,
+				  "horizontal-pod-autoscaler-tolerance: \"%s\" is not a fraction "
+				  "from 0 to 1",
+				  cfg.hpa_tolerance);
+			goto out_config;
+		}
+	}
 	struct servicerange svc_range;
 	int np_lo, np_hi;
 	if (servicerange_parse(cfg.service_cidr, &svc_range, &err) < 0 ||

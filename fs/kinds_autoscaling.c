@@ -82,6 +82,58 @@ static void check_metric(struct vctx *c, struct ynode *m, void *arg)
 	v_path_pop(c, mark);
 }
 
+static const char *const select_policies[] = {"Max", "Min", "Disabled", NULL};
+static const char *const policy_types[] = {"Pods", "Percent", NULL};
+
+static void check_policy(struct vctx *c, struct ynode *p, void *arg)
+{
+	(void)arg;
+	v_get_enum(c, p, "type", REQ, policy_types);
+	long long v = 0;
+	if (v_get_i32(c, p, "value", REQ, &v) && v <= 0)
+		v_err_invalid_int(c, "value", v, "must be greater than zero");
+	if (v_get_i32(c, p, "periodSeconds", REQ, &v)) {
+		if (v <= 0)
+			v_err_invalid_int(c, "periodSeconds", v, "must be greater than zero");
+		else if (v > 1800)
+			v_err_invalid_int(c, "periodSeconds", v,
+					  "must be less than or equal to 1800");
+	}
+}
+
+/* behavior.scaleUp / scaleDown (HPAScalingRules); policies left out are
+ * the controller's defaults, as Kubernetes defaults them. */
+static void check_scaling_rules(struct vctx *c, const struct ynode *b, const char *key)
+{
+	struct ynode *r = v_get_map(c, b, key, OPT);
+	if (!r)
+		return;
+	size_t mark = v_path_push(c, key);
+	v_get_enum(c, r, "selectPolicy", OPT, select_policies);
+	long long w = 0;
+	if (v_get_i32(c, r, "stabilizationWindowSeconds", OPT, &w)) {
+		if (w < 0)
+			v_err_invalid_int(c, "stabilizationWindowSeconds", w,
+					  "must be greater than or equal to zero");
+		else if (w > 3600)
+			v_err_invalid_int(c, "stabilizationWindowSeconds", w,
+					  "must be less than or equal to 3600");
+	}
+	v_check_each(c, r, "policies", OPT, check_policy, NULL);
+	v_path_pop(c, mark);
+}
+
+static void check_behavior(struct vctx *c, const struct ynode *spec)
+{
+	struct ynode *b = v_get_map(c, spec, "behavior", OPT);
+	if (!b)
+		return;
+	size_t mark = v_path_push(c, "behavior");
+	check_scaling_rules(c, b, "scaleUp");
+	check_scaling_rules(c, b, "scaleDown");
+	v_path_pop(c, mark);
+}
+
 static bool hpa_v1(const struct vctx *c)
 {
 	return c->api_version && !strcmp(c->api_version, "autoscaling/v1");
@@ -121,7 +173,7 @@ static void check_hpa(struct vctx *c, struct ynode *obj)
 			v_check_min(c, "targetCPUUtilizationPercentage", v, 1);
 	} else {
 		v_check_each(c, spec, "metrics", OPT, check_metric, NULL);
-		v_get_map(c, spec, "behavior", OPT);
+		check_behavior(c, spec);
 	}
 	v_path_pop(c, mark);
 }

@@ -56,11 +56,35 @@ static struct ynode *object__declared_tree(const struct ynode *obj)
 	return d;
 }
 
+/* Whether obj is a scalable object that a HorizontalPodAutoscaler
+ * scales: its spec.replicas is then the autoscaler's, not declared. */
+static bool object__autoscaled(const struct kind_info *k, const struct ynode *obj)
+{
+	enum kind_id id = kinds_id(k);
+	if (id != KIND_DEPLOYMENT && id != KIND_REPLICA_SET && id != KIND_REPLICATION_CONTROLLER &&
+	    id != KIND_STATEFUL_SET)
+		return false;
+	const char *hpa = ynode_str(
+	    ynode_get(ynode_path(obj, "metadata.annotations"), KINDS_AUTOSCALED_ANNOTATION));
+	return hpa && *hpa;
+}
+
+/* The declared tree as the history keeps it: an autoscaled object's
+ * replica count is left out, so that the autoscaler's changes make no
+ * commits and `git show REV:path > path` keeps the current count. */
+static struct ynode *object__history_tree(const struct kind_info *k, const struct ynode *obj)
+{
+	struct ynode *d = object__declared_tree(obj);
+	if (object__autoscaled(k, obj))
+		ynode_del(ynode_get(d, "spec"), "replicas");
+	return d;
+}
+
 char *object_declared(const struct kind_info *k, const struct ynode *obj)
 {
 	if (!k->history || object__controller_owned(obj))
 		return NULL;
-	cleanup_ynode struct ynode *d = object__declared_tree(obj);
+	cleanup_ynode struct ynode *d = object__history_tree(k, obj);
 	return yaml_emit(d, NULL);
 }
 
@@ -277,6 +301,14 @@ int object_build(struct object_build *b, struct error **err)
 				 "(it was replaced)",
 				 uid, old_uid);
 
+	/* An autoscaled object written without spec.replicas (a rollback
+	 * from the history, which leaves them out) keeps the autoscaler's. */
+	struct ynode *spec = ynode_get(obj, "spec");
+	const struct ynode *old_replicas = old ? ynode_path(old, "spec.replicas") : NULL;
+	if (old && object__autoscaled(k, old) && spec && spec->type == YNODE_MAP &&
+	    !ynode_get(spec, "replicas") && old_replicas)
+		ynode_set(spec, "replicas", ynode_clone(old_replicas));
+
 	if ((r = validate_object(k, obj, old, err)) < 0)
 		return r;
 	enum finalizers_verdict verdict;
@@ -352,10 +384,12 @@ int object_build(struct object_build *b, struct error **err)
 		return r;
 	bool declared = k->history && !object__controller_owned(obj);
 	bool was_declared = old && k->history && !object__controller_owned(old);
-	if (declared && !(was_declared && ynode_equal(old_decl, new_decl))) {
-		b->declared = yaml_emit(new_decl, NULL);
+	cleanup_ynode struct ynode *new_hist = object__history_tree(k, obj);
+	cleanup_ynode struct ynode *old_hist = old ? object__history_tree(k, old) : NULL;
+	if (declared && !(was_declared && ynode_equal(old_hist, new_hist))) {
+		b->declared = yaml_emit(new_hist, NULL);
 		b->message =
-		    object__message(k, b->ns, b->name, was_declared ? old_decl : NULL, new_decl);
+		    object__message(k, b->ns, b->name, was_declared ? old_hist : NULL, new_hist);
 	} else if (!declared && was_declared) {
 		/* Taken over by a controller: it leaves the declared tree. */
 		b->message = object_delete_message(k, b->ns, b->name);

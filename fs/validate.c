@@ -1146,6 +1146,9 @@ static const struct kind_rules *const validate__rules[KIND_COUNT] = {
     [KIND_INGRESS_CLASS] = &v_rules_ingress_class,
     [KIND_PRIORITY_CLASS] = &v_rules_priority_class,
     [KIND_STORAGE_CLASS] = &v_rules_storage_class,
+    [KIND_POD_METRICS] = &v_rules_pod_metrics,
+    [KIND_NODE_METRICS] = &v_rules_node_metrics,
+    [KIND_METRIC_VALUE] = &v_rules_metric_value,
 };
 
 const struct kind_rules *v_rules_for(const struct kind_info *k)

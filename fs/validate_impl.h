@@ -125,6 +125,8 @@ extern const struct kind_rules v_rules_lease;
 extern const struct kind_rules v_rules_priority_class;
 /* kinds_storage.c */
 extern const struct kind_rules v_rules_storage_class;
+/* kinds_metrics.c */
+extern const struct kind_rules v_rules_pod_metrics, v_rules_node_metrics, v_rules_metric_value;
 
 /* ---- the shared engine (validate.c) ----------------------------------- */
 

@@ -23,6 +23,9 @@
  *   IngressClass      networking.k8s.io/v1, networking.k8s.io/v1beta1
  *   PriorityClass     scheduling.k8s.io/v1, scheduling.k8s.io/v1beta1,
  *                     scheduling.k8s.io/v1alpha1
+ *   PodMetrics,
+ *   NodeMetrics       metrics.k8s.io/v1beta1 (metrics-server's only version)
+ *   MetricValue       custom.metrics.k8s.io/v1beta2, custom.metrics.k8s.io/v1beta1
  * An object keeps the apiVersion it was written with; validate.c applies the
  * rules of that version where they differ (an optional selector before
  * apps/v1, the Ingress backend shape, HPA v1 against v2). */
@@ -159,6 +162,21 @@ static const struct kind_info kinds__table[] = {
 			    true,
 			    0644,
 			    false},
+
+    /* metrics: live state written by the nodes (PodMetrics, NodeMetrics)
+     * and by anyone (MetricValue, for the HPA's Pods and Object metrics);
+     * never in the history */
+    [KIND_POD_METRICS] =
+	{"PodMetrics", "podmetrics", {"metrics.k8s.io/v1beta1"}, true, false, 0644, false},
+    [KIND_NODE_METRICS] =
+	{"NodeMetrics", "nodemetrics", {"metrics.k8s.io/v1beta1"}, false, false, 0644, false},
+    [KIND_METRIC_VALUE] = {"MetricValue",
+			   "metrics",
+			   {"custom.metrics.k8s.io/v1beta2", "custom.metrics.k8s.io/v1beta1"},
+			   true,
+			   false,
+			   0644,
+			   false},
 };
 
 _Static_assert(ARRAY_SIZE(kinds__table) == KIND_COUNT, "a row for every kind_id");

@@ -45,6 +45,9 @@ enum kind_id {
 	KIND_INGRESS_CLASS,
 	KIND_PRIORITY_CLASS,
 	KIND_STORAGE_CLASS,
+	KIND_POD_METRICS,
+	KIND_NODE_METRICS,
+	KIND_METRIC_VALUE,
 	KIND_COUNT /* not a kind: the number of rows */
 };
 
@@ -58,6 +61,11 @@ struct kind_info {
 	bool namespace_object;	     /* an object is a namespace: namespaces/<name>.yaml
 				      * and the folder namespaces/<name>/ go together */
 };
+
+/* On an object a HorizontalPodAutoscaler scales (a Deployment,
+ * ReplicaSet, ReplicationController or StatefulSet): the HPA's name. The
+ * history then leaves its spec.replicas out (corral-tree(5)). */
+#define KINDS_AUTOSCALED_ANNOTATION "autoscaling.corral.io/horizontal-pod-autoscaler"
 
 const struct kind_info *kinds_by_plural(const char *plural);
 const struct kind_info *kinds_by_kind(const char *kind);

@@ -27,8 +27,10 @@ static size_t cgroup__roots(const char **roots)
 		roots[0] = CGROUP_ROOT;
 		return 1;
 	}
+	/* cpuacct for the CPU time metrics read (where it is cpu's
+	 * hierarchy too, the folder is made once and seen twice) */
 	static const char *const v1[] = {CGROUP_ROOT "/memory", CGROUP_ROOT "/cpu",
-					 CGROUP_ROOT "/pids"};
+					 CGROUP_ROOT "/pids", CGROUP_ROOT "/cpuacct"};
 	size_t n = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(v1); i++)
 		if (access(v1[i], F_OK) == 0)
@@ -56,7 +58,7 @@ static int cgroup__fail(struct error **err, const char *dir, const char *file, i
 
 int cgroup_create(const char *rel, const struct cgroup_limits *l, struct error **err)
 {
-	const char *roots[3];
+	const char *roots[4];
 	size_t n = cgroup__roots(roots);
 	if (n == 0)
 		return error_set(err, ENOENT, "no cgroup hierarchy under " CGROUP_ROOT);
@@ -129,7 +131,7 @@ int cgroup_create(const char *rel, const struct cgroup_limits *l, struct error *
 
 int cgroup_enter(const char *rel)
 {
-	const char *roots[3];
+	const char *roots[4];
 	size_t n = cgroup__roots(roots);
 	char pid[32], dir[512];
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -145,7 +147,7 @@ int cgroup_enter(const char *rel)
 /* The pids in the cgroup's first hierarchy; count returned. */
 static size_t cgroup__pids(const char *rel, pid_t *pids, size_t max)
 {
-	const char *roots[3];
+	const char *roots[4];
 	if (cgroup__roots(roots) == 0)
 		return 0;
 	cleanup_free char *path = xasprintf("%s/%s/cgroup.procs", roots[0], rel);
@@ -182,7 +184,7 @@ bool cgroup_kill(const char *rel)
 
 void cgroup_remove(const char *rel)
 {
-	const char *roots[3];
+	const char *roots[4];
 	size_t n = cgroup__roots(roots);
 	for (size_t i = 0; i < n; i++) {
 		cleanup_free char *p = xstrdup(rel);
@@ -236,4 +238,87 @@ int64_t cgroup_memory_usage(const char *rel)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* ---- usage --------------------------------------------------------------- */
+
+/* The one unsigned number of dir/file. */
+static int cgroup__read_u64(const char *dir, const char *file, uint64_t *out, struct error **err)
+{
+	cleanup_free char *path = xasprintf("%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return error_set(err, errno, "%s: %s", path, strerror(errno));
+	unsigned long long v;
+	int n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return error_set(err, EINVAL, "%s: not a number", path);
+	*out = v;
+	return 0;
+}
+
+/* The value of key in a flat keyed file (memory.stat, cpu.stat). */
+static int cgroup__read_key(const char *dir, const char *file, const char *key, uint64_t *out,
+			    struct error **err)
+{
+	cleanup_free char *path = xasprintf("%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return error_set(err, errno, "%s: %s", path, strerror(errno));
+	char name[64];
+	unsigned long long v;
+	int found = 0;
+	while (fscanf(f, "%63s %llu", name, &v) == 2)
+		if (strcmp(name, key) == 0) {
+			*out = v;
+			found = 1;
+			break;
+		}
+	fclose(f);
+	if (!found)
+		return error_set(err, ENOENT, "%s: no %s", path, key);
+	return 0;
+}
+
+static int64_t cgroup__working_set(uint64_t usage, uint64_t inactive_file)
+{
+	return usage > inactive_file ? (int64_t)(usage - inactive_file) : 0;
+}
+
+int cgroup_usage_v1(const char *memory_dir, const char *cpuacct_dir, struct cgroup_usage *u,
+		    struct error **err)
+{
+	uint64_t usage, inactive = 0;
+	if (cgroup__read_u64(cpuacct_dir, "cpuacct.usage", &u->cpu_ns, err) < 0 ||
+	    cgroup__read_u64(memory_dir, "memory.usage_in_bytes", &usage, err) < 0)
+		return -1;
+	/* a kernel without the total_ line has the cgroup's own */
+	if (cgroup__read_key(memory_dir, "memory.stat", "total_inactive_file", &inactive, NULL) < 0)
+		cgroup__read_key(memory_dir, "memory.stat", "inactive_file", &inactive, NULL);
+	u->memory_working_set = cgroup__working_set(usage, inactive);
+	return 0;
+}
+
+int cgroup_usage_v2(const char *dir, struct cgroup_usage *u, struct error **err)
+{
+	uint64_t usec, usage, inactive = 0;
+	if (cgroup__read_key(dir, "cpu.stat", "usage_usec", &usec, err) < 0 ||
+	    cgroup__read_u64(dir, "memory.current", &usage, err) < 0)
+		return -1;
+	cgroup__read_key(dir, "memory.stat", "inactive_file", &inactive, NULL);
+	u->cpu_ns = usec * 1000;
+	u->memory_working_set = cgroup__working_set(usage, inactive);
+	return 0;
+}
+
+int cgroup_usage(const char *rel, struct cgroup_usage *u, struct error **err)
+{
+	if (cgroup__v2()) {
+		cleanup_free char *dir = xasprintf(CGROUP_ROOT "/%s", rel);
+		return cgroup_usage_v2(dir, u, err);
+	}
+	cleanup_free char *mem = xasprintf(CGROUP_ROOT "/memory/%s", rel);
+	cleanup_free char *acct = xasprintf(CGROUP_ROOT "/cpuacct/%s", rel);
+	return cgroup_usage_v1(mem, acct, u, err);
 }

@@ -6,7 +6,17 @@
  * that matters: on cgroup v1 (this project's machines) memory, cpu and
  * pids, each mounted under /sys/fs/cgroup/; on a v2 machine (a
  * cgroup.controllers file at /sys/fs/cgroup) the one unified tree, with the
- * memory, cpu and pids controllers enabled down the path. */
+ * memory, cpu and pids controllers enabled down the path. On v1 the
+ * cpuacct hierarchy holds the container too, for its CPU time (where cpu
+ * and cpuacct are mounted apart).
+ *
+ * The usage readers (cgroup_usage_v1/_v2) read the accounting files of one
+ * container's folders, as cadvisor does for the kubelet: CPU time is
+ * cpuacct.usage (v1) or cpu.stat's usage_usec (v2); the memory working
+ * set is the usage (memory.usage_in_bytes, memory.current) less the
+ * inactive file pages of memory.stat (total_inactive_file on v1,
+ * inactive_file on v2), never below 0. They take folders, so that tests
+ * read fixtures. */
 #ifndef CORRAL_NODED_CGROUP_H
 #define CORRAL_NODED_CGROUP_H
 
@@ -37,5 +47,19 @@ uint64_t cgroup_oom_kills(const char *rel);
 int64_t cgroup_memory_usage(const char *rel);
 /* Whether it has processes. */
 bool cgroup_populated(const char *rel);
+
+/* What a container has used. */
+struct cgroup_usage {
+	uint64_t cpu_ns;	    /* CPU time since it started, nanoseconds */
+	int64_t memory_working_set; /* bytes */
+};
+
+/* From a v1 machine's memory and cpuacct folders of one cgroup. */
+int cgroup_usage_v1(const char *memory_dir, const char *cpuacct_dir, struct cgroup_usage *u,
+		    struct error **err);
+/* From a v2 cgroup's folder. */
+int cgroup_usage_v2(const char *dir, struct cgroup_usage *u, struct error **err);
+/* The container's (rel: "corral/..."), on this machine's hierarchy. */
+int cgroup_usage(const char *rel, struct cgroup_usage *u, struct error **err);
 
 #endif

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "names.h"
 #include "net.h"
 #include "node.h"
@@ -64,6 +65,7 @@ struct noded_conf {
 	uint64_t eviction_period_ms;
 	char *sa_key_file; /* signs service-account tokens; "": none */
 	char *sa_issuer;
+	uint64_t metrics_interval_ms;
 };
 
 static void usage(FILE *out)
@@ -239,6 +241,7 @@ int main(int argc, char **argv)
 	    {"eviction-period", CONFIG_DURATION, &cf.eviction_period_ms, "2s", 100, 3600000},
 	    {"service-account-key-file", CONFIG_STRING, &cf.sa_key_file, "", 0, 0},
 	    {"service-account-issuer", CONFIG_STRING, &cf.sa_issuer, TOKEN_DEFAULT_ISSUER, 0, 0},
+	    {"metrics-interval", CONFIG_DURATION, &cf.metrics_interval_ms, "15s", 1000, 3600000},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -391,6 +394,7 @@ int main(int argc, char **argv)
 	struct node_agent *na = node_agent_new(loop, &no, rt);
 	struct pods *pods = NULL;
 	struct provision *prov = NULL;
+	struct metrics *metrics = NULL;
 	struct net *net = NULL;
 	struct proxy *proxy = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
@@ -457,6 +461,14 @@ int main(int argc, char **argv)
 	prov = provision_new(loop, cf.mount, cf.name, volumes);
 	if (provision_start(prov, &err) < 0)
 		goto out_node;
+	const struct metrics_opts mo = {
+	    .mount = cf.mount,
+	    .node = cf.name,
+	    .interval_ms = cf.metrics_interval_ms,
+	    .hollow = cf.hollow,
+	};
+	metrics = metrics_new(loop, &mo, pods, rt);
+	metrics_start(metrics);
 	const char *why_not = NULL, *msg = NULL;
 	if (!runtime_ready(rt, &why_not, &msg))
 		log_warn("node %s is not ready: %s", cf.name, msg);
@@ -470,6 +482,7 @@ out_node:
 	 * its pods run on (a restarted agent adopts them) unless asked */
 	node_agent_stop(na);
 	provision_free(prov);
+	metrics_free(metrics);
 	pods_free(pods);
 	if (proxy && !cf.cleanup_on_exit)
 		proxy_keep_table(proxy); /* services keep working meanwhile */

@@ -1677,6 +1677,7 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	char hash[9];
 	net_hash(o->node, hash);
 	rt->cg_node = xasprintf("corral/%s", hash);
+	rt->base.cgroup_root = rt->cg_node;
 	return &rt->base;
 }
 

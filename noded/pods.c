@@ -426,6 +426,25 @@ int pods_start(struct pods *p, struct error **err)
 	return 0;
 }
 
+struct pods__visit {
+	const struct pods *p;
+	int (*cb)(void *data, const char *key, const struct ynode *pod);
+	void *data;
+};
+
+static int pods__visit_ours(void *data, const char *key, const struct ynode *pod)
+{
+	struct pods__visit *v = data;
+	return pods__ours(v->p, pod) ? v->cb(v->data, key, pod) : 0;
+}
+
+int pods_foreach(const struct pods *p,
+		 int (*cb)(void *data, const char *key, const struct ynode *pod), void *data)
+{
+	struct pods__visit v = {p, cb, data};
+	return informer_foreach(p->inf, NULL, pods__visit_ours, &v);
+}
+
 size_t pods_count(const struct pods *p)
 {
 	return p->ntracked;

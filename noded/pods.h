@@ -42,5 +42,9 @@ void pods_freep(struct pods **p);
 int pods_start(struct pods *p, struct error **err);
 /* Pods of this node being run. */
 size_t pods_count(const struct pods *p);
+/* Calls cb for every pod bound to this node (key "ns/name") until it
+ * returns non-zero; cb must not change the cache. */
+int pods_foreach(const struct pods *p,
+		 int (*cb)(void *data, const char *key, const struct ynode *pod), void *data);
 
 #endif

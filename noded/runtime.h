@@ -55,6 +55,9 @@ struct runtime {
 		      struct ynode **out);
 	void *notify_data;
 	bool async_kill;
+	/* Where its containers' cgroups are: ROOT/POD-UID/CONTAINER
+	 * ("corral/NODEHASH"); NULL when nothing runs (hollow). */
+	const char *cgroup_root;
 };
 
 struct loop;

@@ -21,8 +21,8 @@ static void test_controllers__names_come_from_the_table(void **state)
 	    "endpoints, job, ttl-after-finished, podgc, daemonset, cronjob, namespace, "
 	    "persistentvolume-binder, pvc-protection, pv-protection, statefulset, "
 	    "nodelifecycle, taint-eviction-controller, disruption, resourcequota, "
-	    "serviceaccount, root-ca-cert-publisher");
-	assert_int_equal(ctrl_ncontrollers, 24);
+	    "serviceaccount, root-ca-cert-publisher, horizontalpodautoscaling");
+	assert_int_equal(ctrl_ncontrollers, 25);
 	for (size_t i = 0; i < ctrl_ncontrollers; i++) {
 		assert_non_null(ctrl_controllers[i].name);
 		assert_non_null(ctrl_controllers[i].start);
@@ -56,7 +56,7 @@ static void test_controllers__check_names_the_unknown_one(void **state)
 			    "job, ttl-after-finished, podgc, daemonset, cronjob, namespace, "
 			    "persistentvolume-binder, pvc-protection, pv-protection, statefulset, "
 			    "nodelifecycle, taint-eviction-controller, disruption, resourcequota, "
-			    "serviceaccount, root-ca-cert-publisher)");
+			    "serviceaccount, root-ca-cert-publisher, horizontalpodautoscaling)");
 }
 
 static bool enabled(const char *list, const char *name)
