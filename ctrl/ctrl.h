@@ -53,9 +53,9 @@ struct ctrl_config {
 	int large_cluster_size_threshold;    /* nodes */
 	char *root_ca_file;		     /* the cluster CA's certificate (PEM) for
 					      * kube-root-ca.crt; "": none */
-	uint64_t hpa_sync_ms;	     /* horizontal-pod-autoscaler-sync-period */
-	uint64_t hpa_downscale_ms;   /* -downscale-stabilization */
-	char *hpa_tolerance;	     /* -tolerance, a fraction ("0.1") */
+	uint64_t hpa_sync_ms;		     /* horizontal-pod-autoscaler-sync-period */
+	uint64_t hpa_downscale_ms;	     /* -downscale-stabilization */
+	char *hpa_tolerance;		     /* -tolerance, a fraction ("0.1") */
 };
 
 struct ctrl {
