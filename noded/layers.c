@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <signal.h>
@@ -504,8 +505,11 @@ static bool layers__listed(const struct layers_record *v, size_t n, const char *
 			if (strcmp(layers__hexpart(s->v[j]), hex) == 0)
 				return true;
 		}
-		if (!layer && v[i].config && strcmp(layers__hexpart(v[i].config), hex) == 0)
-			return true;
+		const char *own[] = {v[i].config, v[i].digest, v[i].manifest};
+		for (size_t k = 0; !layer && k < ARRAY_SIZE(own); k++) {
+			if (own[k] && strcmp(layers__hexpart(own[k]), hex) == 0)
+				return true;
+		}
 	}
 	return false;
 }
@@ -562,9 +566,27 @@ static int layers__by_use(const void *a, const void *b)
 	return x->last_used < y->last_used ? -1 : x->last_used > y->last_used ? 1 : 0;
 }
 
-int layers_gc(const char *store, int high, int low, const struct strv *in_use, int *removed,
-	      struct error **err)
+void layers_in_use(const char *state, struct strv *out)
 {
+	cleanup_free char *pattern = xasprintf("%s/nodes/*/pods/*/c/*/image", state);
+	glob_t g;
+	if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		cleanup_free char *name = util_read_file(g.gl_pathv[i], NULL);
+		if (!name)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (*name)
+			strv_add(out, name);
+	}
+	globfree(&g);
+}
+
+int layers_gc(const char *store, int high, int low, long long min_age_s, const struct strv *in_use,
+	      int *removed, struct error **err)
+{
+	time_t now = time(NULL);
 	*removed = 0;
 	int usage;
 	if (layers_usage_percent(store, &usage, err) < 0)
@@ -581,7 +603,8 @@ int layers_gc(const char *store, int high, int low, const struct strv *in_use, i
 		bool used = false;
 		for (size_t j = 0; in_use && j < in_use->n && !used; j++)
 			used = strcmp(in_use->v[j], v[i].name) == 0;
-		if (used || layers_record_remove(store, v[i].name, NULL) < 0)
+		if (used || now - v[i].last_used < min_age_s ||
+		    layers_record_remove(store, v[i].name, NULL) < 0)
 			continue;
 		(*removed)++;
 		if (layers_prune(store, NULL, err) < 0 ||

@@ -78,9 +78,13 @@ int layers_prune(const char *store, long long *freed, struct error **err);
 /* The image file system's use of its capacity, in percent (statvfs). */
 int layers_usage_percent(const char *store, int *percent, struct error **err);
 /* The kubelet's image GC: when usage is at or above high percent, records
- * not named in in_use go, least recently used first, until usage is below
- * low percent; their unshared layers with them. *removed: how many. */
-int layers_gc(const char *store, int high, int low, const struct strv *in_use, int *removed,
-	      struct error **err);
+ * not named in in_use and not used for min_age_s go, least recently used
+ * first, until usage is below low percent; their unshared layers with
+ * them. *removed: how many. */
+int layers_gc(const char *store, int high, int low, long long min_age_s, const struct strv *in_use,
+	      int *removed, struct error **err);
+/* The images the containers under STATE/nodes/ name (each container's
+ * folder holds an "image" file, see nspawn.c), added to out. */
+void layers_in_use(const char *state, struct strv *out);
 
 #endif

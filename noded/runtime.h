@@ -59,6 +59,7 @@ struct runtime {
 
 struct loop;
 struct net;
+struct pull_opts;
 
 /* What the real runtime needs to know of its node. */
 struct nspawn_opts {
@@ -74,6 +75,7 @@ struct nspawn_opts {
 	struct net *net;	     /* the node's bridge */
 	long long eviction_bytes;    /* evict below this much available memory */
 	uint64_t eviction_period_ms; /* how often to look; 0: 2 s */
+	struct pull_opts *pull;	     /* registries, the image store (pull.h) */
 };
 
 struct runtime *runtime_hollow_new(void);

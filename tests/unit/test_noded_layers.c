@@ -172,7 +172,7 @@ static void test_layers_records__round_trip_and_gc(void **state)
 	struct strv in_use = {0};
 	strv_add(&in_use, "docker.io/library/a:1");
 	int removed = -1;
-	assert_int_equal(layers_gc(fx->store, 0, 0, &in_use, &removed, NULL), 0);
+	assert_int_equal(layers_gc(fx->store, 0, 0, 0, &in_use, &removed, NULL), 0);
 	assert_int_equal(removed, 1);
 	struct stat st;
 	assert_int_equal(stat(od, &st), -1);
@@ -181,7 +181,7 @@ static void test_layers_records__round_trip_and_gc(void **state)
 	assert_int_equal(layers_record_read(fx->store, "docker.io/library/b:1", &got, NULL),
 			 -ENOENT);
 	/* thresholds of 100: nothing to do */
-	assert_int_equal(layers_gc(fx->store, 101, 100, NULL, &removed, NULL), 0);
+	assert_int_equal(layers_gc(fx->store, 101, 100, 0, NULL, &removed, NULL), 0);
 	assert_int_equal(removed, 0);
 	strv_clear(&in_use);
 	layers_record_clear(&a);
