@@ -922,11 +922,15 @@ static void pull__finish(struct puller *p, json_t *res, const char *fallback)
 			q->res.message = xstrdup(msg ? msg : fallback);
 		}
 	}
-	if (!j->gc)
+	bool gc = j->gc;
+	if (!gc)
 		log_info("pull %s: %s", j->ref, ok ? "done" : msg ? msg : fallback);
 	pull__job_free(j);
+	/* what a pull brought may fill the image file system: the GC looks */
+	if (!gc && ok && json_is_true(json_object_get(res, "fetched")))
+		puller_gc(p);
 	pull__next(p);
-	if (p->done)
+	if (!gc && p->done)
 		p->done(p->data);
 }
 
