@@ -66,6 +66,7 @@ struct noded_conf {
 	int image_gc_high;
 	int image_gc_low;
 	uint64_t image_gc_min_age_ms;
+	uint64_t image_gc_period_ms;
 };
 
 static void usage(FILE *out)
@@ -239,6 +240,7 @@ int main(int argc, char **argv)
 	    {"image-gc-high-threshold", CONFIG_INT, &cf.image_gc_high, "85", 0, 100},
 	    {"image-gc-low-threshold", CONFIG_INT, &cf.image_gc_low, "80", 0, 100},
 	    {"image-minimum-gc-age", CONFIG_DURATION, &cf.image_gc_min_age_ms, "2m", 0, 86400000},
+	    {"image-gc-period", CONFIG_DURATION, &cf.image_gc_period_ms, "5m", 100, 86400000},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -278,6 +280,7 @@ int main(int argc, char **argv)
 	    .gc_high = cf.image_gc_high,
 	    .gc_low = cf.image_gc_low,
 	    .gc_min_age_s = (long long)(cf.image_gc_min_age_ms / 1000),
+	    .gc_period_ms = cf.image_gc_period_ms,
 	};
 	if (image_cmd) {
 		ret = pull_cli(&pull_o, argc - optind - 1, argv + optind + 1);

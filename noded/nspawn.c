@@ -713,6 +713,10 @@ static int nspawn__overlay(struct rctr *c, const char *lower, struct error **err
 	    xasprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
 	if (mount("overlay", root, "overlay", 0, opts) < 0)
 		return error_set(err, errno, "overlay over %s: %s", lower, strerror(errno));
+	/* systemd-nspawn takes no root without /usr, which images built
+	 * FROM scratch may lack */
+	cleanup_free char *usr = xasprintf("%s/usr", root);
+	mkdir(usr, 0755);
 	return 0;
 }
 
@@ -1807,7 +1811,9 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 		rt->store = xstrdup(o->pull->store);
 		rt->puller = puller_new(rt->loop, o->pull, nspawn__pulled, rt);
 		rt->gc_timer = loop_timer_new(rt->loop, nspawn__on_gc_timer, rt);
-		loop_timer_start(rt->gc_timer, NSPAWN_IMAGE_GC_MS, NSPAWN_IMAGE_GC_MS);
+		uint64_t period =
+		    o->pull->gc_period_ms ? o->pull->gc_period_ms : NSPAWN_IMAGE_GC_MS;
+		loop_timer_start(rt->gc_timer, period, period);
 	} else {
 		rt->store = xasprintf("%s/images", o->state_dir);
 	}

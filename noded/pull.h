@@ -35,6 +35,7 @@ struct pull_opts {
 	const char *state;	     /* STATE: whose containers use which image */
 	int gc_high, gc_low;	     /* image GC thresholds, percent */
 	long long gc_min_age_s;	     /* an image used this recently stays */
+	uint64_t gc_period_ms;	     /* how often the agent's GC looks; 0: 5 min */
 	const char *arch;	     /* NULL: this machine's, as Go names it */
 	bool quiet;		     /* pull_run() prints no progress */
 };
