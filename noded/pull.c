@@ -188,6 +188,7 @@ static int pull__run(const struct strv *argv, char **out, size_t *len, struct er
 struct pull__source {
 	char *repo; /* "127.0.0.1:5000/team/app" */
 	bool plain_http;
+	const char *archive; /* instead: "docker-archive:FILE", "oci-archive:FILE" */
 };
 
 static bool pull__listed(const struct strv *l, const char *host)
@@ -234,7 +235,10 @@ static int pull__inspect(const struct pull__ctx *cx, const struct pull__source *
 	if (config)
 		strv_add(&argv, "--config");
 	pull__src_opts(cx, s, &argv, "");
-	strv_addf(&argv, "docker://%s%s", s->repo, what);
+	if (s->archive)
+		strv_add(&argv, s->archive);
+	else
+		strv_addf(&argv, "docker://%s%s", s->repo, what);
 	int r = pull__run(&argv, out, len, err);
 	strv_clear(&argv);
 	return r;
@@ -510,6 +514,14 @@ static int pull__from(struct pull__ctx *cx, const struct imageref *ir, const cha
 	cleanup_free char *mdigest = xstrdup(digest);
 	cleanup_free char *mtext = NULL;
 	size_t mlen = 0;
+	if (pull__is_index(doc) && src->archive) {
+		json_decref(doc);
+		return error_set(
+		    err, ENOTSUP,
+		    "%s holds a manifest list: import one platform's image (skopeo copy "
+		    "--override-arch)",
+		    src->archive);
+	}
 	if (pull__is_index(doc)) {
 		cleanup_free char *chosen = NULL;
 		int r = pull__choose(doc, name, arch, &chosen, err);
@@ -581,6 +593,34 @@ static int pull__from(struct pull__ctx *cx, const struct imageref *ir, const cha
 				strv_add(&fresh, m.layers.v[i]);
 		}
 		pull__say(o, "%s: fetching %zu of %zu layers", name, fresh.n, m.layers.n);
+	}
+	if (need && src->archive) {
+		/* dir: keeps an archive's layers as they are (uncompressed),
+		 * as its manifest names them; then into the store */
+		cleanup_free char *dir = xasprintf("%s/dir", cx->tmpdir);
+		struct strv argv = {0};
+		pull__common(cx, &argv);
+		strv_add(&argv, "copy");
+		strv_add(&argv, "--quiet");
+		strv_add(&argv, src->archive);
+		strv_addf(&argv, "dir:%s", dir);
+		char *junk = NULL;
+		size_t jl;
+		r = pull__run(&argv, &junk, &jl, err);
+		free(junk);
+		strv_clear(&argv);
+		for (size_t i = 0; r == 0 && i < fresh.n; i++) {
+			cleanup_free char *from = xasprintf("%s/%s", dir, fresh.v[i] + 7);
+			cleanup_free char *to = layers_blob_path(store, fresh.v[i]);
+			if (rename(from, to) < 0)
+				r = error_set(err, errno, "%s: %s", from, strerror(errno));
+		}
+		if (r < 0) {
+			strv_clear(&fresh);
+			error_prefix(err, "copying the layers of %s", name);
+			goto fail;
+		}
+	} else if (need) {
 		/* skopeo keeps one index.json; the store never reads it */
 		cleanup_free char *index = xasprintf("%s/index.json", store);
 		unlink(index);
@@ -711,7 +751,7 @@ int pull_run(const struct pull_opts *o, const char *ref, const struct strv *auth
 		bool plain;
 		cleanup_free char *host = pull__mirror_host(o->mirrors->v[i], &plain);
 		struct pull__source s = {xasprintf("%s/%s", host, ir.path),
-					 plain || pull__listed(o->insecure, host)};
+					 plain || pull__listed(o->insecure, host), NULL};
 		struct error *merr = NULL;
 		int mr = pull__from(&cx, &ir, name, &s, always, out, &merr);
 		free(s.repo);
@@ -722,7 +762,8 @@ int pull_run(const struct pull_opts *o, const char *ref, const struct strv *auth
 		error_free(merr);
 	}
 	if (r == 0) {
-		struct pull__source s = {imageref_repo(&ir), pull__listed(o->insecure, ir.domain)};
+		struct pull__source s = {imageref_repo(&ir), pull__listed(o->insecure, ir.domain),
+					 NULL};
 		r = pull__from(&cx, &ir, name, &s, always, out, err);
 		free(s.repo);
 	}
@@ -730,6 +771,98 @@ done:
 	pull__rm_tmp(cx.tmpdir);
 	free(cx.tmpdir);
 	free(cx.authfile);
+	imageref_clear(&ir);
+	return r;
+}
+
+/* The name an archive carries: docker save's RepoTags[0], or an OCI
+ * archive's image name annotation. NULL if none. */
+static char *pull__archive_name(const char *file, bool oci)
+{
+	struct strv argv = {0};
+	strv_add(&argv, "tar");
+	strv_add(&argv, "-xOf");
+	strv_add(&argv, file);
+	strv_add(&argv, oci ? "index.json" : "manifest.json");
+	char *text = NULL;
+	size_t len = 0;
+	int r = pull__run(&argv, &text, &len, NULL);
+	strv_clear(&argv);
+	if (r < 0)
+		return NULL;
+	json_t *doc = json_loadb(text, len, 0, NULL);
+	free(text);
+	const char *name = NULL;
+	if (!oci) {
+		name = json_string_value(
+		    json_array_get(json_object_get(json_array_get(doc, 0), "RepoTags"), 0));
+	} else {
+		json_t *a = json_object_get(json_array_get(json_object_get(doc, "manifests"), 0),
+					    "annotations");
+		name = json_string_value(json_object_get(a, "io.containerd.image.name"));
+		if (!name)
+			name = json_string_value(
+			    json_object_get(a, "org.opencontainers.image.ref.name"));
+	}
+	char *out = name ? xstrdup(name) : NULL;
+	json_decref(doc);
+	return out;
+}
+
+int pull_import(const struct pull_opts *o, const char *file, const char *name,
+		struct pull_report *out, struct error **err)
+{
+	*out = (struct pull_report){0};
+	struct strv argv = {0};
+	strv_add(&argv, "tar");
+	strv_add(&argv, "-tf");
+	strv_add(&argv, file);
+	cleanup_free char *members = NULL;
+	size_t mlen = 0;
+	int tr = pull__run(&argv, &members, &mlen, err);
+	strv_clear(&argv);
+	if (tr < 0) {
+		error_prefix(err, "%s is no tar", file);
+		return -1;
+	}
+	bool oci = strncmp(members, "oci-layout\n", 11) == 0 || strstr(members, "\noci-layout\n") ||
+		   strstr(members, "./oci-layout\n");
+	cleanup_free char *carried = name ? NULL : pull__archive_name(file, oci);
+	if (!name && !carried)
+		return error_set(err, EINVAL,
+				 "%s names no image: say which (corral image import %s NAME)", file,
+				 file);
+	struct imageref ir;
+	if (imageref_parse(name ? name : carried, &ir, err) < 0)
+		return -1;
+	if (ir.digest) {
+		imageref_clear(&ir);
+		return error_set(err, EINVAL,
+				 "an imported image is named with a tag, not a digest");
+	}
+	cleanup_free char *norm = imageref_string(&ir);
+	cleanup_free char *abs = realpath(file, NULL);
+	if (!abs) {
+		imageref_clear(&ir);
+		return error_set(err, errno, "%s: %s", file, strerror(errno));
+	}
+	cleanup_free char *src_ref =
+	    xasprintf("%s:%s", oci ? "oci-archive" : "docker-archive", abs);
+	struct pull__ctx cx = {.o = o};
+	cleanup_free char *tmpbase = xasprintf("%s/tmp", o->store);
+	util_mkdir_p(tmpbase, 0700);
+	cx.tmpdir = xasprintf("%s/import-XXXXXX", tmpbase);
+	if (!mkdtemp(cx.tmpdir)) {
+		int e = errno;
+		free(cx.tmpdir);
+		imageref_clear(&ir);
+		return error_set(err, e, "%s: %s", tmpbase, strerror(e));
+	}
+	struct pull__source s = {imageref_repo(&ir), false, src_ref};
+	int r = pull__from(&cx, &ir, norm, &s, true, out, err);
+	free(s.repo);
+	pull__rm_tmp(cx.tmpdir);
+	free(cx.tmpdir);
 	imageref_clear(&ir);
 	return r;
 }
@@ -1209,6 +1342,21 @@ int pull_cli(const struct pull_opts *o, int argc, char **argv)
 		pull_report_clear(&rep);
 		return 0;
 	}
-	fprintf(stderr, "usage: corral-noded image pull REF | list | rm REF... | prune\n");
+	if (strcmp(cmd, "import") == 0 && (argc == 2 || argc == 3)) {
+		struct pull_opts po = *o;
+		po.quiet = false;
+		struct pull_report rep;
+		struct error *err = NULL;
+		if (pull_import(&po, argv[1], argc == 3 ? argv[2] : NULL, &rep, &err) < 0) {
+			fprintf(stderr, "corral image import: %s\n", err->msg);
+			error_free(err);
+			return 1;
+		}
+		printf("Loaded image: %s (%s)\n", rep.name, rep.digest);
+		pull_report_clear(&rep);
+		return 0;
+	}
+	fprintf(stderr, "usage: corral-noded image pull REF | list | rm REF... | prune | import "
+			"ARCHIVE [NAME]\n");
 	return 2;
 }

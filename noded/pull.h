@@ -59,6 +59,11 @@ void pull_report_clear(struct pull_report *r);
 int pull_run(const struct pull_opts *o, const char *ref, const struct strv *auths, bool always,
 	     struct pull_report *out, struct error **err);
 
+/* Takes a `docker save` tar or an OCI archive into the store, as name
+ * (NULL: the name the archive carries), checked as a pull is. */
+int pull_import(const struct pull_opts *o, const char *file, const char *name,
+		struct pull_report *out, struct error **err);
+
 /* The puller on corral-noded's loop. */
 struct puller;
 

@@ -265,6 +265,12 @@ check "corral image pull by hand" sh -c "'$ROOT/tools/corral' image pull --confi
 check "corral image rm removes it" sh -c "'$ROOT/tools/corral' image rm --config '$T/noded.conf' '$R1/team/multi:arm' && ! '$ROOT/tools/corral' image list --config '$T/noded.conf' | grep -q 'multi:arm'"
 check "and its own layer with it" sh -c "! ls '$STORE/layers' | grep -q \$(sha256sum '$T/layers/arm.tar' | cut -c1-64)"
 
+skopeo --insecure-policy copy -q --src-tls-verify=false "docker://$R1/team/other:1" \
+	"docker-archive:$T/saved.tar:example.com/saved/other:7" >>"$T/push.log" 2>&1
+check "corral image import takes a docker save archive, under the name it carries" sh -c "'$ROOT/tools/corral' image import '$T/saved.tar' --config '$T/noded.conf' | grep -q 'example.com/saved/other:7'"
+mkpod imported example.com/saved/other:7 "    imagePullPolicy: Never"
+check "a pod of the imported image runs (Never: no registry asked)" wait_for 30 is_running imported
+
 # the image GC: other and multi unused, app in use; the store filled past
 # the high threshold
 rm -f "$(pod other)" "$(pod multi)"
