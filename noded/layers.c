@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static void layers__hex(const unsigned char *md, char out[LAYERS_DIGEST_SIZE])
 {
@@ -180,7 +181,8 @@ static int layers__status(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int layers_unpack(const char *store, const char *blob, const char *diffid, struct error **err)
+int layers_unpack(const char *store, const char *blob, const char *blob_digest, const char *diffid,
+		  struct error **err)
 {
 	cleanup_free char *dest = layers_layer_path(store, diffid);
 	if (layers__is_dir(dest))
@@ -197,14 +199,24 @@ int layers_unpack(const char *store, const char *blob, const char *diffid, struc
 		return error_set(err, errno, "layer %s: %s", blob, strerror(errno));
 	unsigned char magic[4] = {0};
 	ssize_t got = pread(in, magic, sizeof(magic), 0);
-	const char *gz[] = {"gzip", "-dc", NULL};
 	const char *zst[] = {"zstd", "-dcq", NULL};
 	const char *const *dec = NULL;
-	if (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b)
-		dec = gz;
-	else if (got == 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f &&
-		 magic[3] == 0xfd)
+	bool gzip = got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+	if (got == 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f &&
+	    magic[3] == 0xfd)
 		dec = zst;
+	if (dec && blob_digest) {
+		/* zstd runs apart: the blob is checked on its own first */
+		char bd[LAYERS_DIGEST_SIZE];
+		if ((r = layers_sha256_file(blob, bd, err)) < 0)
+			return r;
+		if (strcmp(bd, blob_digest) != 0)
+			return error_set(
+			    err, EBADMSG,
+			    "layer digest mismatch: the manifest names %s, the blob is %s",
+			    blob_digest, bd);
+		blob_digest = NULL;
+	}
 	const char *tar[] = {"tar",
 			     "-x",
 			     "-p",
@@ -236,28 +248,68 @@ int layers_unpack(const char *store, const char *blob, const char *diffid, struc
 	tpid = layers__spawn(tar, tp[0], null, errfd);
 	close(null);
 	close(tp[0]);
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	/* one pass over the blob: its digest, gzip inflated here (zlib),
+	 * the diffID of what comes out, and tar fed with it */
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new(), *bctx = EVP_MD_CTX_new();
 	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-	static char buf[1 << 16];
+	EVP_DigestInit_ex(bctx, EVP_sha256(), NULL);
+	static unsigned char buf[1 << 17], out[1 << 17];
 	ssize_t n;
-	bool wr_ok = true;
-	while ((n = read(src, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+	bool wr_ok = true, bad_gzip = false;
+	z_stream zs = {0};
+	if (gzip && inflateInit2(&zs, 15 + 16) != Z_OK)
+		bad_gzip = true;
+	while (!bad_gzip && ((n = read(src, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))) {
 		if (n < 0)
 			continue;
-		EVP_DigestUpdate(ctx, buf, (size_t)n);
-		if (wr_ok && util_write_all(tp[1], buf, (size_t)n) < 0)
-			wr_ok = false; /* tar gave up: its status says why */
+		EVP_DigestUpdate(bctx, buf, (size_t)n);
+		if (!gzip) {
+			EVP_DigestUpdate(ctx, buf, (size_t)n);
+			if (wr_ok && util_write_all(tp[1], buf, (size_t)n) < 0)
+				wr_ok = false; /* tar gave up: its status says why */
+			continue;
+		}
+		zs.next_in = buf;
+		zs.avail_in = (uInt)n;
+		while (zs.avail_in && !bad_gzip) {
+			zs.next_out = out;
+			zs.avail_out = sizeof(out);
+			int zr = inflate(&zs, Z_NO_FLUSH);
+			size_t have = sizeof(out) - zs.avail_out;
+			EVP_DigestUpdate(ctx, out, have);
+			if (have && wr_ok && util_write_all(tp[1], out, have) < 0)
+				wr_ok = false;
+			if (zr == Z_STREAM_END)
+				inflateReset(&zs); /* a next gzip member, if any */
+			else if (zr != Z_OK && zr != Z_BUF_ERROR)
+				bad_gzip = true;
+		}
 	}
+	if (gzip)
+		inflateEnd(&zs);
 	close(tp[1]);
 	unsigned char md[32];
 	unsigned int mdlen = 0;
 	EVP_DigestFinal_ex(ctx, md, &mdlen);
-	EVP_MD_CTX_free(ctx);
-	char got_id[LAYERS_DIGEST_SIZE];
+	char got_id[LAYERS_DIGEST_SIZE], got_blob[LAYERS_DIGEST_SIZE];
 	layers__hex(md, got_id);
+	EVP_DigestFinal_ex(bctx, md, &mdlen);
+	layers__hex(md, got_blob);
+	EVP_MD_CTX_free(ctx);
+	EVP_MD_CTX_free(bctx);
 	int ds = dpid > 0 ? layers__status(dpid) : 0;
 	int ts = layers__status(tpid);
 	dpid = -1;
+	if (blob_digest && strcmp(got_blob, blob_digest) != 0) {
+		r = error_set(err, EBADMSG,
+			      "layer digest mismatch: the manifest names %s, the registry sent %s",
+			      blob_digest, got_blob);
+		goto out;
+	}
+	if (bad_gzip) {
+		r = error_set(err, EBADMSG, "layer %s is not valid gzip", blob);
+		goto out;
+	}
 	if (ds != 0 || ts != 0) {
 		cleanup_free char *why = util_read_file(errf, NULL);
 		if (why) {

@@ -52,9 +52,11 @@ char *layers_blob_path(const char *store, const char *digest);
 char *layers_layer_path(const char *store, const char *diffid);
 
 /* Unpacks the layer blob (a tar, gzip'd, zstd'd or plain) into
- * layers/HEX of diffid, unless it is there: the uncompressed bytes must
- * hash to diffid (-EBADMSG otherwise, nothing kept). */
-int layers_unpack(const char *store, const char *blob, const char *diffid, struct error **err);
+ * layers/HEX of diffid, unless it is there: the blob must hash to
+ * blob_digest (unless NULL) and the uncompressed bytes to diffid
+ * (-EBADMSG otherwise, nothing kept). */
+int layers_unpack(const char *store, const char *blob, const char *blob_digest, const char *diffid,
+		  struct error **err);
 /* Turns the OCI whiteouts under dir into overlayfs's (see above). */
 int layers_whiteouts(const char *dir, struct error **err);
 

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,6 +448,192 @@ static bool pull__exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* ---- unpacking while skopeo fetches -------------------------------------- */
+
+/* Starts argv, its stdout to /dev/null and its stderr to errpath. */
+static pid_t pull__spawn(const struct strv *argv, const char *errpath, struct error **err)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return error_set(err, errno, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(e >= 0 ? e : null, STDERR_FILENO);
+		execvp(argv->v[0], argv->v);
+		dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv->v[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/* skopeo's message from its stderr file: the last line's msg="...". */
+static char *pull__skopeo_msg(const char *errpath)
+{
+	cleanup_free char *text = util_read_file(errpath, NULL);
+	if (!text || !*text)
+		return xstrdup("skopeo failed without a message");
+	size_t n = strlen(text);
+	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		text[--n] = '\0';
+	char *last = strrchr(text, '\n');
+	last = last ? last + 1 : text;
+	char *msg = strstr(last, "msg=\"");
+	if (!msg)
+		return xstrdup(last);
+	msg += 5;
+	n = strlen(msg);
+	if (n && msg[n - 1] == '"')
+		msg[n - 1] = '\0';
+	return xstrdup(msg);
+}
+
+struct pull__unpacker {
+	pid_t pid;
+	int fd; /* its error message */
+	size_t layer;
+};
+
+static int pull__unpack_wait(struct pull__unpacker *u, struct error **err)
+{
+	char msg[1024];
+	ssize_t n = read(u->fd, msg, sizeof(msg) - 1);
+	close(u->fd);
+	int st = 0;
+	while (waitpid(u->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	u->pid = 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	msg[n > 0 ? n : 0] = '\0';
+	return error_set(err, EBADMSG, "%s", *msg ? msg : "a layer did not unpack");
+}
+
+static bool pull__listed_in(const struct strv *l, const char *s)
+{
+	for (size_t i = 0; l && i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Unpacks every layer not yet unpacked, up to one process per CPU, each
+ * as soon as its blob is in the store (copy: the skopeo fetching them, or
+ * -1); blobs in fresh are checked against their digest as they unpack. */
+static int pull__unpack_all(const char *store, const struct strv *blobs, const struct strv *diffids,
+			    const struct strv *fresh, pid_t copy, const char *copy_err,
+			    struct error **err)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t max = cpus > 0 ? (size_t)cpus : 1;
+	size_t n = blobs->n;
+	bool *started = xcalloc(n ? n : 1, sizeof(bool));
+	struct pull__unpacker *run = xcalloc(max, sizeof(*run));
+	size_t nrun = 0;
+	int r = 0;
+	for (size_t i = 0; i < n; i++) {
+		cleanup_free char *lp = layers_layer_path(store, diffids->v[i]);
+		started[i] = pull__exists(lp);
+	}
+	for (;;) {
+		bool copying = copy > 0;
+		if (copying) {
+			int st;
+			pid_t w = waitpid(copy, &st, WNOHANG);
+			if (w == copy) {
+				copy = -1;
+				if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+					char *m = pull__skopeo_msg(copy_err);
+					r = error_set(err, EIO, "copying the layers: %s", m);
+					free(m);
+					break;
+				}
+			}
+		}
+		/* start what can start */
+		bool pending = false;
+		for (size_t i = 0; i < n && r == 0; i++) {
+			if (started[i])
+				continue;
+			cleanup_free char *bp = layers_blob_path(store, blobs->v[i]);
+			if (!pull__exists(bp)) {
+				if (copy <= 0) {
+					r = error_set(err, ENOENT, "layer %s was not fetched",
+						      blobs->v[i]);
+					break;
+				}
+				pending = true;
+				continue;
+			}
+			if (nrun == max) {
+				pending = true;
+				continue;
+			}
+			int fds[2];
+			if (pipe2(fds, O_CLOEXEC) < 0) {
+				r = error_set(err, errno, "pipe: %s", strerror(errno));
+				break;
+			}
+			pid_t pid = fork();
+			if (pid == 0) {
+				close(fds[0]);
+				struct error *e = NULL;
+				const char *check =
+				    pull__listed_in(fresh, blobs->v[i]) ? blobs->v[i] : NULL;
+				if (layers_unpack(store, bp, check, diffids->v[i], &e) < 0) {
+					util_write_all(fds[1], e->msg, strlen(e->msg));
+					_exit(1);
+				}
+				_exit(0);
+			}
+			close(fds[1]);
+			if (pid < 0) {
+				close(fds[0]);
+				r = error_set(err, errno, "fork: %s", strerror(errno));
+				break;
+			}
+			run[nrun++] = (struct pull__unpacker){pid, fds[0], i};
+			started[i] = true;
+		}
+		if (r < 0)
+			break;
+		if (!nrun && !pending && copy <= 0)
+			break;
+		/* wait for an unpacker to end, or a blob to come */
+		struct pollfd pfd[64];
+		size_t np = 0;
+		for (size_t k = 0; k < nrun && np < 64; k++)
+			pfd[np++] = (struct pollfd){.fd = run[k].fd, .events = POLLIN};
+		poll(pfd, np, copy > 0 || pending ? 20 : -1);
+		for (size_t k = 0; k < nrun;) {
+			struct pollfd one = {.fd = run[k].fd, .events = POLLIN};
+			if (poll(&one, 1, 0) <= 0) {
+				k++;
+				continue;
+			}
+			r = pull__unpack_wait(&run[k], err);
+			run[k] = run[--nrun];
+			if (r < 0)
+				break;
+		}
+		if (r < 0)
+			break;
+	}
+	for (size_t k = 0; k < nrun; k++) {
+		kill(run[k].pid, SIGKILL);
+		pull__unpack_wait(&run[k], NULL);
+	}
+	if (copy > 0) {
+		kill(copy, SIGKILL);
+		waitpid(copy, NULL, 0);
+	}
+	free(run);
+	free(started);
+	return r;
+}
+
 /* ---- a pull -------------------------------------------------------------- */
 
 static void pull__say(const struct pull_opts *o, const char *fmt, ...)
@@ -620,9 +807,12 @@ static int pull__from(struct pull__ctx *cx, const struct imageref *ir, const cha
 			error_prefix(err, "copying the layers of %s", name);
 			goto fail;
 		}
-	} else if (need) {
+	}
+	pid_t copy = -1;
+	cleanup_free char *copy_err = xasprintf("%s/copy.err", cx->tmpdir);
+	cleanup_free char *index = xasprintf("%s/index.json", store);
+	if (need && !src->archive) {
 		/* skopeo keeps one index.json; the store never reads it */
-		cleanup_free char *index = xasprintf("%s/index.json", store);
 		unlink(index);
 		struct strv argv = {0};
 		pull__common(cx, &argv);
@@ -631,21 +821,29 @@ static int pull__from(struct pull__ctx *cx, const struct imageref *ir, const cha
 		pull__src_opts(cx, src, &argv, "src-");
 		strv_addf(&argv, "docker://%s@%s", src->repo, mdigest);
 		strv_addf(&argv, "oci:%s:corral-pull", store);
-		char *junk = NULL;
-		size_t jl;
-		r = pull__run(&argv, &junk, &jl, err);
-		free(junk);
+		copy = pull__spawn(&argv, copy_err, err);
 		strv_clear(&argv);
-		unlink(index);
-		if (r < 0) {
+		if (copy < 0) {
 			strv_clear(&fresh);
-			error_prefix(err, "copying the layers of %s", name);
 			goto fail;
 		}
 	}
+	/* 4. each layer unpacked once, as soon as its blob is there: while
+	 * skopeo still fetches the others */
+	r = pull__unpack_all(store, &m.layers, &rec.layers, &fresh, copy, copy_err, err);
+	if (copy > 0)
+		unlink(index);
+	if (r < 0) {
+		strv_clear(&fresh);
+		error_prefix(err, "%s", name);
+		goto fail;
+	}
+	/* fresh blobs of layers that were already unpacked: checked apart */
 	for (size_t i = 0; i < fresh.n; i++) {
 		cleanup_free char *bp = layers_blob_path(store, fresh.v[i]);
 		char got[LAYERS_DIGEST_SIZE];
+		if (!pull__exists(bp))
+			continue;
 		if (layers_sha256_file(bp, got, err) < 0) {
 			strv_clear(&fresh);
 			goto fail;
@@ -661,17 +859,6 @@ static int pull__from(struct pull__ctx *cx, const struct imageref *ir, const cha
 		}
 	}
 	strv_clear(&fresh);
-	/* 4. each layer unpacked once */
-	for (size_t i = 0; i < m.layers.n; i++) {
-		cleanup_free char *bp = layers_blob_path(store, m.layers.v[i]);
-		cleanup_free char *lp = layers_layer_path(store, rec.layers.v[i]);
-		if (pull__exists(lp))
-			continue;
-		if (layers_unpack(store, bp, rec.layers.v[i], err) < 0) {
-			error_prefix(err, "%s", name);
-			goto fail;
-		}
-	}
 	/* 5. the record */
 	rec.name = xstrdup(name);
 	rec.digest = xstrdup(digest);

@@ -78,7 +78,7 @@ static void test_layers_unpack__whiteouts_become_overlayfs(void **state)
 {
 	struct fixture *fx = *state;
 	struct error *err = NULL;
-	if (layers_unpack(fx->store, fx->blob, fx->diffid, &err) < 0)
+	if (layers_unpack(fx->store, fx->blob, NULL, fx->diffid, &err) < 0)
 		fail_msg("unpack: %s", err->msg);
 	cleanup_free char *l = layers_layer_path(fx->store, fx->diffid);
 	cleanup_free char *keep = xasprintf("%s/a/keep", l);
@@ -100,7 +100,7 @@ static void test_layers_unpack__whiteouts_become_overlayfs(void **state)
 	assert_int_equal(getxattr(b, "trusted.overlay.opaque", v, sizeof(v)), 1);
 	assert_int_equal(v[0], 'y');
 	/* a second unpack of the same diffID keeps the folder there */
-	assert_int_equal(layers_unpack(fx->store, fx->blob, fx->diffid, NULL), 0);
+	assert_int_equal(layers_unpack(fx->store, fx->blob, NULL, fx->diffid, NULL), 0);
 }
 
 static void test_layers_unpack__refuses_wrong_diffid(void **state)
@@ -109,7 +109,7 @@ static void test_layers_unpack__refuses_wrong_diffid(void **state)
 	const char *wrong =
 	    "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 	struct error *err = NULL;
-	assert_int_equal(layers_unpack(fx->store, fx->blob, wrong, &err), -EBADMSG);
+	assert_int_equal(layers_unpack(fx->store, fx->blob, NULL, wrong, &err), -EBADMSG);
 	assert_non_null(strstr(err->msg, "not the diffID"));
 	error_free(err);
 	cleanup_free char *l = layers_layer_path(fx->store, wrong);
@@ -122,6 +122,24 @@ static void test_layers_unpack__refuses_wrong_diffid(void **state)
 	struct dirent *de;
 	while ((de = readdir(d)))
 		assert_true(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
+}
+
+static void test_layers_unpack__checks_the_blob_digest(void **state)
+{
+	struct fixture *fx = *state;
+	char bd[LAYERS_DIGEST_SIZE];
+	assert_int_equal(layers_sha256_file(fx->blob, bd, NULL), 0);
+	const char *wrong =
+	    "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+	struct error *err = NULL;
+	assert_int_equal(layers_unpack(fx->store, fx->blob, wrong, fx->diffid, &err), -EBADMSG);
+	assert_non_null(strstr(err->msg, "digest mismatch"));
+	error_free(err);
+	cleanup_free char *l = layers_layer_path(fx->store, fx->diffid);
+	struct stat st;
+	assert_int_equal(stat(l, &st), -1);
+	assert_int_equal(layers_unpack(fx->store, fx->blob, bd, fx->diffid, NULL), 0);
+	assert_int_equal(stat(l, &st), 0);
 }
 
 static void record(struct layers_record *r, const char *name, const char *layer, time_t used)
@@ -142,7 +160,7 @@ static void record(struct layers_record *r, const char *name, const char *layer,
 static void test_layers_records__round_trip_and_gc(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(layers_unpack(fx->store, fx->blob, fx->diffid, NULL), 0);
+	assert_int_equal(layers_unpack(fx->store, fx->blob, NULL, fx->diffid, NULL), 0);
 	const char *other =
 	    "sha256:2222222222222222222222222222222222222222222222222222222222222222";
 	cleanup_free char *od = layers_layer_path(fx->store, other);
@@ -203,6 +221,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_layers_unpack__whiteouts_become_overlayfs, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_layers_unpack__refuses_wrong_diffid, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_layers_unpack__checks_the_blob_digest, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_layers_records__round_trip_and_gc, setup,
 					    teardown),
