@@ -72,6 +72,18 @@ static const char *pull__arch(void)
 
 /* ---- running skopeo ------------------------------------------------------ */
 
+/* skopeo's logrus quotes its msg: \" back to " */
+static void pull__unquote(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] == '"')
+			r++;
+		*w++ = *r;
+	}
+	*w = '\0';
+}
+
 /* Runs argv; its stdout into *out (NUL-terminated, *len bytes). A failure
  * says skopeo's last line of stderr. */
 static int pull__run(const struct strv *argv, char **out, size_t *len, struct error **err)
@@ -172,6 +184,7 @@ static int pull__run(const struct strv *argv, char **out, size_t *len, struct er
 		} else {
 			msg = last;
 		}
+		pull__unquote(msg);
 		error_set(err, EIO, "%s", *msg ? msg : "skopeo failed without a message");
 		free(bufs[0]);
 		free(bufs[1]);
@@ -487,6 +500,7 @@ static char *pull__skopeo_msg(const char *errpath)
 	n = strlen(msg);
 	if (n && msg[n - 1] == '"')
 		msg[n - 1] = '\0';
+	pull__unquote(msg);
 	return xstrdup(msg);
 }
 
