@@ -104,6 +104,7 @@ bench: all
 	@bench/dns.sh $(B)
 	@bench/svclat.sh $(B)
 	@bench/jobs.sh $(B)
+	@bench/images.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \
