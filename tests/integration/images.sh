@@ -273,8 +273,8 @@ check "a pod of the imported image runs (Never: no registry asked)" wait_for 30 
 
 # the image GC: other and multi unused, app in use; the store filled past
 # the high threshold
-rm -f "$(pod other)" "$(pod multi)"
-check "unused images' containers are gone" wait_for 30 sh -c "! ls -d '$NSTATE'/nodes/*/pods/*/c/*/image 2>/dev/null | xargs -r cat | grep -qE 'team/(other|multi)'"
+rm -f "$(pod other)" "$(pod multi)" "$(pod imported)"
+check "unused images' containers are gone" wait_for 30 sh -c "! ls -d '$NSTATE'/nodes/*/pods/*/c/*/image 2>/dev/null | xargs -r cat | grep -qE 'team/(other|multi)|saved/other'"
 filler() {
 	local total used want
 	read -r total used <<<"$(df -B1 --output=size,used "$STORE" | tail -1)"
@@ -282,7 +282,7 @@ filler() {
 	[ "$want" -gt 0 ] && head -c "$want" /dev/zero >"$STORE/.filler"
 }
 filler
-check "above the high threshold, the GC removes the unused images" wait_for 20 sh -c "! '$NODED' --config '$T/noded.conf' image list | grep -qE 'team/(other|multi):1'"
+check "above the high threshold, the GC removes the unused images" wait_for 20 sh -c "! '$NODED' --config '$T/noded.conf' image list | grep -qE 'team/(other|multi):1|saved/other'"
 check "but never one a container uses" sh -c "'$NODED' --config '$T/noded.conf' image list | grep -q 'team/app:1.0'"
 check "(its layers stay)" test -d "$STORE/layers/$(sha256sum "$T/layers/top.tar" | cut -c1-64)"
 check "the unused image's own layer is gone" sh -c "! ls '$STORE/layers' | grep -q \$(sha256sum '$T/layers/top2.tar' | cut -c1-64)"
