@@ -3,7 +3,7 @@
 # test, `make asan` does the same under AddressSanitizer + UBSan.
 
 CC ?= cc
-PKGS := fuse3 yaml-0.1 inih libgit2 lmdb
+PKGS := fuse3 yaml-0.1 inih libgit2 lmdb jansson libcrypto zlib
 B ?= build
 PREFIX ?= /usr/local
 CFLAGS ?= -O2 -g
@@ -114,6 +114,7 @@ bench: all
 	@bench/failover.sh $(B)
 	@bench/quota.sh $(B)
 	@bench/hpa.sh $(B)
+	@bench/images.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

@@ -2,6 +2,7 @@
  *
  *   corral-noded [--mount DIR] [--name NAME] [--hollow] [--config FILE]
  *                [--pod-cidr CIDR] [--heartbeat-period DURATION] [--verbose]
+ *   corral-noded [--config FILE] image pull REF | list | rm REF... | prune
  *
  * Reads top to bottom: options and the [noded] section, the loop and its
  * signals, the runtime, the node (registered, then heartbeating), the pods,
@@ -17,6 +18,7 @@
 #include "pods.h"
 #include "provision.h"
 #include "proxy.h"
+#include "pull.h"
 #include "quantity.h"
 #include "runtime.h"
 #include "token.h"
@@ -66,6 +68,14 @@ struct noded_conf {
 	char *sa_key_file; /* signs service-account tokens; "": none */
 	char *sa_issuer;
 	uint64_t metrics_interval_ms;
+	char *image_store;
+	char *insecure_registries;
+	char *registry_mirrors;
+	char *registry_auth_file;
+	int image_gc_high;
+	int image_gc_low;
+	uint64_t image_gc_min_age_ms;
+	uint64_t image_gc_period_ms;
 };
 
 static void usage(FILE *out)
@@ -90,6 +100,7 @@ static void usage(FILE *out)
 	    "                              signs pods' service-account tokens (default none)\n"
 	    "  --verbose                   log at the debug level\n"
 	    "  -V, --version               print the version\n"
+	    "   or: corral-noded [--config FILE] image pull REF | list | rm REF... | prune\n"
 	    "See corral-noded(8).\n");
 }
 
@@ -144,6 +155,8 @@ int main(int argc, char **argv)
 	cleanup_free char *nodes_dir = NULL, *images = NULL, *volumes = NULL, *bin_dir = NULL,
 			  *proxy_table = NULL;
 	cleanup_token_signer struct token_signer *signer = NULL;
+	cleanup_free char *image_store = NULL;
+	struct strv insecure = {0}, mirrors = {0};
 	static const struct option longopts[] = {
 	    {"mount", required_argument, NULL, 'm'},
 	    {"name", required_argument, NULL, 'n'},
@@ -204,7 +217,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
+	bool image_cmd = optind < argc && strcmp(argv[optind], "image") == 0;
+	if (optind < argc && !image_cmd) {
 		fprintf(stderr, "corral-noded: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return 2;
@@ -242,6 +256,14 @@ int main(int argc, char **argv)
 	    {"service-account-key-file", CONFIG_STRING, &cf.sa_key_file, "", 0, 0},
 	    {"service-account-issuer", CONFIG_STRING, &cf.sa_issuer, TOKEN_DEFAULT_ISSUER, 0, 0},
 	    {"metrics-interval", CONFIG_DURATION, &cf.metrics_interval_ms, "15s", 1000, 3600000},
+	    {"image-store", CONFIG_STRING, &cf.image_store, "", 0, 0},
+	    {"insecure-registries", CONFIG_STRING, &cf.insecure_registries, "", 0, 0},
+	    {"registry-mirrors", CONFIG_STRING, &cf.registry_mirrors, "", 0, 0},
+	    {"registry-auth-file", CONFIG_STRING, &cf.registry_auth_file, "", 0, 0},
+	    {"image-gc-high-threshold", CONFIG_INT, &cf.image_gc_high, "85", 0, 100},
+	    {"image-gc-low-threshold", CONFIG_INT, &cf.image_gc_low, "80", 0, 100},
+	    {"image-minimum-gc-age", CONFIG_DURATION, &cf.image_gc_min_age_ms, "2m", 0, 86400000},
+	    {"image-gc-period", CONFIG_DURATION, &cf.image_gc_period_ms, "5m", 100, 86400000},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -264,6 +286,30 @@ int main(int argc, char **argv)
 	}
 	log_set_level(verbose ? LOG_DEBUG : (enum log_level)log_parse_level(cf.log_level));
 
+	if (cf.image_gc_low > cf.image_gc_high) {
+		error_set(&err, EINVAL,
+			  "image-gc-low-threshold %d is above image-gc-high-threshold %d",
+			  cf.image_gc_low, cf.image_gc_high);
+		goto out_conf;
+	}
+	image_store = *cf.image_store ? xstrdup(cf.image_store) : xasprintf("%s/images", cf.state);
+	pull_split_list(cf.insecure_registries, &insecure);
+	pull_split_list(cf.registry_mirrors, &mirrors);
+	struct pull_opts pull_o = {
+	    .store = image_store,
+	    .state = cf.state,
+	    .insecure = &insecure,
+	    .mirrors = &mirrors,
+	    .auth_file = *cf.registry_auth_file ? cf.registry_auth_file : NULL,
+	    .gc_high = cf.image_gc_high,
+	    .gc_low = cf.image_gc_low,
+	    .gc_min_age_s = (long long)(cf.image_gc_min_age_ms / 1000),
+	    .gc_period_ms = cf.image_gc_period_ms,
+	};
+	if (image_cmd) {
+		ret = pull_cli(&pull_o, argc - optind - 1, argv + optind + 1);
+		goto out_conf;
+	}
 	if (!*cf.name) {
 		free(cf.name);
 		cf.name = default_name();
@@ -384,6 +430,7 @@ int main(int argc, char **argv)
 		    .eviction_period_ms = cf.eviction_period_ms,
 		    .token_signer = signer,
 		    .token_issuer = cf.sa_issuer,
+		    .pull = &pull_o,
 		};
 		rt = runtime_nspawn_new(&ro, &err);
 		if (!rt) {
@@ -504,5 +551,7 @@ out_conf:
 		error_free(err);
 	}
 	config_free(keys);
+	strv_clear(&insecure);
+	strv_clear(&mirrors);
 	return ret;
 }

@@ -1,7 +1,8 @@
 /* nspawn.c: the systemd-nspawn runtime. A pod is a corral-pause process holding its
  * network, IPC and UTS namespaces (with a veth on the node's bridge, see
  * net.h) and one systemd-nspawn per container, joined to the pause's
- * network namespace, its root an overlay of its own over the image folder,
+ * network namespace, its root an overlay of its own over the image folder
+ * or the image's layers (pulled as image.h's image_get() decides),
  * each started by a corral-shim that writes down how it ended (DESIGN.md,
  * "Nodes and pods").
  *
@@ -13,6 +14,7 @@
  *   STATE/c/NAME/exit      how the last run ended (written by the shim)
  *   STATE/c/NAME/count     "RESTARTS STARTED-AT"
  *   STATE/c/NAME/{root,upper,work}   the overlay
+ *   STATE/c/NAME/image     the store image it runs (the image GC keeps it)
  *   STATE/volumes/NAME     emptyDir, configMap and secret volumes
  * Output goes to /var/log/pods/NS_NAME_UID/CONTAINER/RESTARTS.log.
  *
@@ -35,11 +37,14 @@
 #include "exec.h"
 #include "image.h"
 #include "kinds.h"
+#include "layers.h"
 #include "log.h"
 #include "loop.h"
 #include "net.h"
 #include "objio.h"
+#include "podevents.h"
 #include "probe.h"
+#include "pull.h"
 #include "quantity.h"
 #include "runtime.h"
 #include "treepath.h"
@@ -65,6 +70,7 @@
 #define NSPAWN_ADOPT_GRACE_MS 15000
 #define NSPAWN_RETRY_MS	      5000
 #define NSPAWN_RUNAS	      "/run/.corral-runas" /* in the container */
+#define NSPAWN_IMAGE_GC_MS    300000		   /* the kubelet's ImageGCPeriod */
 
 struct nspawn;
 struct rpod;
@@ -99,6 +105,8 @@ struct rctr {
 	char *wait_reason;
 	char *wait_message;
 	char *image_id;
+	char *image_name; /* status image of a store image */
+	struct image_pull_state pull;
 	struct probes *probes;
 };
 
@@ -139,7 +147,10 @@ struct nspawn {
 	size_t npods;
 	struct loop_timer *adopt_timer;
 	struct loop_timer *evict_timer;
-	char *cg_node; /* corral/NODEHASH */
+	char *cg_node;	       /* corral/NODEHASH */
+	struct puller *puller; /* NULL: folder images only */
+	char *store;	       /* the layer store */
+	struct loop_timer *gc_timer;
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -296,6 +307,8 @@ static void nspawn__ctr_clear(struct rctr *c)
 	free(c->wait_reason);
 	free(c->wait_message);
 	free(c->image_id);
+	free(c->image_name);
+	image_pull_state_clear(&c->pull);
 }
 
 static void nspawn__pod_free(struct rpod *p)
@@ -610,18 +623,17 @@ static const char *nspawn__volume(void *data, const char *name)
 }
 
 /* Whether argv0 names a program in the image (through PATH). */
-static bool nspawn__has_command(const char *root, const char *argv0, const struct strv *env)
+static bool nspawn__has_command(const struct image *img, const char *argv0, const struct strv *env)
 {
-	struct stat st;
 	if (strchr(argv0, '/')) {
-		cleanup_free char *p = xasprintf("%s/%s", root, argv0);
-		return stat(p, &st) == 0 || lstat(p, &st) == 0;
+		cleanup_free char *p = xasprintf("%s%s", argv0[0] == '/' ? "" : "/", argv0);
+		return image_has(img, p);
 	}
 	const char *path = strv_getenv(env, "PATH");
 	cleanup_free char *copy = xstrdup(path ? path : "/usr/bin:/bin");
 	for (char *save, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		cleanup_free char *p = xasprintf("%s/%s/%s", root, d, argv0);
-		if (lstat(p, &st) == 0)
+		cleanup_free char *p = xasprintf("%s%s/%s", d[0] == '/' ? "" : "/", d, argv0);
+		if (image_has(img, p))
 			return true;
 	}
 	return false;
@@ -703,6 +715,10 @@ static int nspawn__overlay(struct rctr *c, const char *lower, struct error **err
 	    xasprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
 	if (mount("overlay", root, "overlay", 0, opts) < 0)
 		return error_set(err, errno, "overlay over %s: %s", lower, strerror(errno));
+	/* systemd-nspawn takes no root without /usr, which images built
+	 * FROM scratch may lack */
+	cleanup_free char *usr = xasprintf("%s/usr", root);
+	mkdir(usr, 0755);
 	return 0;
 }
 
@@ -841,6 +857,96 @@ static void nspawn__save_count(struct rctr *c)
 	nspawn__write(path, text);
 }
 
+/* ---- the container's image ----------------------------------------------- */
+
+/* The .dockerconfigjson of the pod's imagePullSecrets (those that exist
+ * and have one; the kubelet goes on without the others). */
+static void nspawn__pull_secrets(struct rpod *p, const struct ynode *pod, struct strv *out)
+{
+	const struct ynode *list = ynode_path(pod, "spec.imagePullSecrets");
+	struct nspawn__lookup lk = {p->rt, p->ns, p};
+	for (size_t i = 0; list && list->type == YNODE_SEQ && i < list->n; i++) {
+		const char *name = ynode_path_str(ynode_item(list, i), "name");
+		struct ynode *sec = NULL;
+		struct error *err = NULL;
+		if (!name || nspawn__lookup(&lk, "secrets", name, &sec, &err) < 0) {
+			error_free(err);
+			continue;
+		}
+		const char *type = ynode_path_str(sec, "type");
+		bool legacy = type && strcmp(type, "kubernetes.io/dockercfg") == 0;
+		const struct ynode *data = ynode_get(sec, "data");
+		const char *b64 =
+		    data ? ynode_str(ynode_get(data, legacy ? ".dockercfg" : ".dockerconfigjson"))
+			 : NULL;
+		size_t len;
+		cleanup_free char *doc = b64 ? util_base64_decode(b64, &len, NULL) : NULL;
+		if (doc)
+			strv_take(out, legacy ? xasprintf("{\"auths\": %s}", doc) : xstrdup(doc));
+		ynode_free(sec);
+	}
+}
+
+/* The image of c, pulled if its policy says so: 0 with *img, or -1 when
+ * it waits (the reason set, the pod woken when there is news). */
+static int nspawn__image(struct rctr *c, const struct ynode *pod, const struct ynode *cs,
+			 const char *ref, struct image *img)
+{
+	struct rpod *p = c->pod;
+	struct nspawn *rt = p->rt;
+	struct strv auths = {0};
+	if (rt->puller && ynode_path(pod, "spec.imagePullSecrets"))
+		nspawn__pull_secrets(p, pod, &auths);
+	const struct image_wanted w = {
+	    .folders = rt->images,
+	    .store = rt->store,
+	    .puller = rt->puller,
+	    .ref = ref,
+	    .policy = ynode_path_str(cs, "imagePullPolicy"),
+	    .auths = &auths,
+	    .now_ms = loop_now_ms(),
+	};
+	struct image_outcome out;
+	int r = image_get(&w, &c->pull, img, &out);
+	strv_clear(&auths);
+	for (size_t i = 0; i < out.nev; i++)
+		podevents_record(rt->mount, rt->node, pod, c->name, c->init, out.ev[i].type,
+				 out.ev[i].reason, out.ev[i].message);
+	if (r != 0) {
+		nspawn__wait(c, out.reason, out.message);
+		if (out.wake_ms)
+			nspawn__wake(p, out.wake_ms);
+		image_outcome_clear(&out);
+		return -1;
+	}
+	image_outcome_clear(&out);
+	/* the image GC keeps what a container runs */
+	cleanup_free char *used = xasprintf("%s/image", c->dir);
+	if (img->name) {
+		util_mkdir_p(c->dir, 0755);
+		cleanup_free char *line = xasprintf("%s\n", img->name);
+		nspawn__write(used, line);
+		layers_touch(rt->store, img->name);
+	} else {
+		unlink(used);
+	}
+	c->pull.pulled = false; /* Always: the next start pulls again */
+	return 0;
+}
+
+/* The image config's User when the pod sets no runAsUser. */
+static int nspawn__image_user(const struct image *img, struct container_plan *plan,
+			      struct error **err)
+{
+	long long uid, gid;
+	if (image_user_ids(img, &uid, &gid, err) < 0)
+		return -1;
+	plan->sec.uid = uid;
+	if (plan->sec.gid < 0)
+		plan->sec.gid = gid;
+	return 0;
+}
+
 /* Starts c (the spec item cs of pod). Returns 0 when it runs, -1 when it
  * waits (wait_reason set), -2 when it failed at start: a run that ended at
  * once (has_term set, StartError). */
@@ -851,12 +957,10 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 	struct error *err = NULL;
 	const char *ref = ynode_path_str(cs, "image");
 	struct image img;
-	if (!ref || image_resolve(rt->images, ref, &img, &err) < 0) {
-		nspawn__wait(c, "ErrImagePull", err ? err->msg : "the container names no image");
-		error_free(err);
+	if (nspawn__image(c, pod, cs, ref, &img) < 0)
 		return -1;
-	}
 	nspawn__set(&c->image_id, img.id);
+	nspawn__set(&c->image_name, img.name);
 	struct nspawn__lookup lk = {rt, p->ns, p};
 	const struct container_env ce = {
 	    .pod_ip = p->ip,
@@ -873,7 +977,14 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 		image_clear(&img);
 		return -1;
 	}
-	if (!nspawn__has_command(img.root, plan.argv.v[0], &plan.env)) {
+	if (img.user && plan.sec.uid < 0 && nspawn__image_user(&img, &plan, &err) < 0) {
+		nspawn__wait(c, "CreateContainerError", err->msg);
+		error_free(err);
+		container_plan_clear(&plan);
+		image_clear(&img);
+		return -1;
+	}
+	if (!nspawn__has_command(&img, plan.argv.v[0], &plan.env)) {
 		cleanup_free char *msg = xasprintf(
 		    "failed to create containerd task: exec: \"%s\": executable file not found "
 		    "in $PATH of image %s",
@@ -897,7 +1008,7 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 	struct cgroup_limits lim;
 	nspawn__limits(cs, &lim);
 	cleanup_free char *root = xasprintf("%s/root", c->dir);
-	if (cgroup_create(c->cgroup, &lim, &err) < 0 || nspawn__overlay(c, img.root, &err) < 0 ||
+	if (cgroup_create(c->cgroup, &lim, &err) < 0 || nspawn__overlay(c, img.lower, &err) < 0 ||
 	    nspawn__etc(p, pod, root, &err) < 0) {
 		nspawn__wait(c, "CreateContainerError", err->msg);
 		error_free(err);
@@ -1100,6 +1211,8 @@ static void nspawn__report_one(const struct rctr *c, struct pod_container_report
 		r->container_id = xasprintf("nspawn://p%s-%s%zu-%d", hash, c->init ? "i" : "c",
 					    c->index, c->restarts);
 	nspawn__set(&r->image_id, c->image_id);
+	if (c->image_name)
+		nspawn__set(&r->image, c->image_name);
 	r->restart_count = c->restarts;
 	if (c->shim && !c->started) {
 		r->state = POD_CONTAINER_WAITING;
@@ -1610,6 +1723,9 @@ static void nspawn__free(struct runtime *base)
 		nspawn__pod_free(rt->pods[rt->npods - 1]);
 	loop_timer_free(rt->adopt_timer);
 	loop_timer_free(rt->evict_timer);
+	loop_timer_free(rt->gc_timer);
+	puller_free(rt->puller);
+	free(rt->store);
 	free(rt->pods);
 	free(rt->mount);
 	free(rt->node);
@@ -1633,6 +1749,30 @@ static const struct runtime_ops nspawn_ops = {
     .kill_pod = nspawn__kill_pod,
     .free = nspawn__free,
 };
+
+/* A pull ended: the pods waiting for one look again, and the image GC
+ * sees whether the image file system is now too full. */
+static void nspawn__pulled(void *data)
+{
+	struct nspawn *rt = data;
+	for (size_t i = 0; i < rt->npods; i++) {
+		struct rpod *p = rt->pods[i];
+		for (size_t j = 0; j < p->nc; j++) {
+			if (p->c[j]->pull.pull_id) {
+				nspawn__wake(p, 0);
+				break;
+			}
+		}
+	}
+}
+
+static void nspawn__on_gc_timer(struct loop *loop, struct loop_timer *t, void *data)
+{
+	(void)loop;
+	(void)t;
+	struct nspawn *rt = data;
+	puller_gc(rt->puller);
+}
 
 static char *nspawn__find_bin(const char *dir, const char *name, struct error **err)
 {
@@ -1678,6 +1818,16 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	net_hash(o->node, hash);
 	rt->cg_node = xasprintf("corral/%s", hash);
 	rt->base.cgroup_root = rt->cg_node;
+	if (o->pull) {
+		rt->store = xstrdup(o->pull->store);
+		rt->puller = puller_new(rt->loop, o->pull, nspawn__pulled, rt);
+		rt->gc_timer = loop_timer_new(rt->loop, nspawn__on_gc_timer, rt);
+		uint64_t period =
+		    o->pull->gc_period_ms ? o->pull->gc_period_ms : NSPAWN_IMAGE_GC_MS;
+		loop_timer_start(rt->gc_timer, period, period);
+	} else {
+		rt->store = xasprintf("%s/images", o->state_dir);
+	}
 	return &rt->base;
 }
 
