@@ -196,6 +196,14 @@ static void scheduler__schedule(struct scheduler *s, const char *key)
 		scheduler__unschedulable(s, key, obj, "SchedulerError", p->error, 0);
 		return;
 	}
+	if (p->gated) {
+		/* Kubernetes' PreEnqueue: only the gates' removal (a change of
+		 * the pod) lets it in. */
+		scheduler__unschedulable(s, key, obj, "SchedulingGated",
+					 "Scheduling is blocked due to non-empty scheduling gates",
+					 0);
+		return;
+	}
 	struct sched_decision d;
 	sched_algo_decide(s->algo, s->cache, p, &d);
 	if (!d.node) {
