@@ -17,6 +17,7 @@
 #include "proxy.h"
 #include "quantity.h"
 #include "runtime.h"
+#include "static.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -57,6 +58,10 @@ struct noded_conf {
 	bool cleanup_on_exit;
 	bool proxy;
 	uint64_t eviction_period_ms;
+	char *static_pod_path;
+	char *manifest_url;
+	uint64_t file_check_ms;
+	uint64_t http_check_ms;
 };
 
 static void usage(FILE *out)
@@ -219,6 +224,10 @@ int main(int argc, char **argv)
 	    {"cleanup-on-exit", CONFIG_BOOL, &cf.cleanup_on_exit, "false", 0, 0},
 	    {"proxy", CONFIG_BOOL, &cf.proxy, "true", 0, 0},
 	    {"eviction-period", CONFIG_DURATION, &cf.eviction_period_ms, "2s", 100, 3600000},
+	    {"static-pod-path", CONFIG_STRING, &cf.static_pod_path, "/etc/corral/manifests", 0, 0},
+	    {"manifest-url", CONFIG_STRING, &cf.manifest_url, "", 0, 0},
+	    {"file-check-frequency", CONFIG_DURATION, &cf.file_check_ms, "20s", 100, 86400000},
+	    {"http-check-frequency", CONFIG_DURATION, &cf.http_check_ms, "20s", 100, 86400000},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -345,6 +354,7 @@ int main(int argc, char **argv)
 	}
 	struct node_agent *na = node_agent_new(loop, &no, rt);
 	struct pods *pods = NULL;
+	struct static_pods *statics = NULL;
 	struct net *net = NULL;
 	struct proxy *proxy = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
@@ -408,6 +418,19 @@ int main(int argc, char **argv)
 	pods = pods_new(loop, &po, rt);
 	if (pods_start(pods, &err) < 0)
 		goto out_node;
+	if (!cf.hollow) {
+		/* a hollow node runs nothing: it has no static pods either */
+		const struct static_pods_opts so = {
+		    .path = cf.static_pod_path,
+		    .url = cf.manifest_url,
+		    .node = cf.name,
+		    .file_ms = cf.file_check_ms,
+		    .http_ms = cf.http_check_ms,
+		};
+		statics = static_pods_new(loop, &so, pods);
+		if (static_pods_start(statics, &err) < 0)
+			goto out_node;
+	}
 	const char *why_not = NULL, *msg = NULL;
 	if (!runtime_ready(rt, &why_not, &msg))
 		log_warn("node %s is not ready: %s", cf.name, msg);
@@ -420,6 +443,7 @@ out_node:
 	/* a stopped node stops heartbeating and leaves its object behind;
 	 * its pods run on (a restarted agent adopts them) unless asked */
 	node_agent_stop(na);
+	static_pods_free(statics);
 	pods_free(pods);
 	if (proxy && !cf.cleanup_on_exit)
 		proxy_keep_table(proxy); /* services keep working meanwhile */
