@@ -27,7 +27,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 # corral-D links them all, and D's unit tests (tests/unit/test_D_*.c) link
 # all but main.o. The programs are one main.c each.
 DAEMONS := fs ctrl sched noded dns
-PROGRAMS := pause shim
+PROGRAMS := pause shim exec
 BINS := $(DAEMONS:%=$(B)/corral-%) $(PROGRAMS:%=$(B)/corral-%) $(B)/corral-runas
 # Every C folder, for `make format` and the format check of `make check`.
 C_DIRS := lib $(DAEMONS) $(PROGRAMS) tests/unit tests/tools tests/fuzz bench

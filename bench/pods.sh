@@ -69,7 +69,6 @@ rm -f "$P"/*.yaml
 wait_empty || die "the pods were not removed"
 
 echo "bench: $NBARE bare systemd-nspawn running sleep" >&2
-m0=$(memavail)
 for i in $(seq "$NBARE"); do
 	systemd-nspawn --quiet --register=no --keep-unit --read-only --console=pipe --resolv-conf=off \
 		--timezone=off --link-journal=no --machine="benchbare-$$-$i" -D "$T/images/busybox" \

@@ -26,6 +26,12 @@ static void check_pod(struct vctx *c, struct ynode *obj)
 		return;
 	size_t mark = v_path_push(c, "spec");
 	v_check_pod_spec(c, spec, v_restart_any, false);
+	const struct ynode *gates = ynode_get(spec, "schedulingGates");
+	if (gates && gates->type == YNODE_SEQ && gates->n > 0 &&
+	    !v_node_empty(ynode_get(spec, "nodeName")))
+		v_err_forbidden(c, "nodeName",
+				"cannot be set until all schedulingGates have been "
+				"cleared");
 	v_path_pop(c, mark);
 }
 
@@ -97,6 +103,25 @@ static void update_pod(struct vctx *c, const struct ynode *obj, const struct yno
 	}
 	v_del_if(a, "tolerations");
 	v_del_if(b, "tolerations");
+
+	/* Gates may only go (Kubernetes' validateOnlyDeletedSchedulingGates). */
+	struct ynode *ga = ynode_get(a, "schedulingGates");
+	struct ynode *gb = ynode_get(b, "schedulingGates");
+	for (size_t i = 0; ga && ga->type == YNODE_SEQ && i < ga->n; i++) {
+		const char *name = ynode_path_str(ynode_item(ga, i), "name");
+		bool found = false;
+		for (size_t j = 0; !found && gb && gb->type == YNODE_SEQ && j < gb->n; j++)
+			found = v_streq(name, ynode_path_str(ynode_item(gb, j), "name"));
+		if (!found) {
+			v_err_forbidden(
+			    c, "spec.schedulingGates",
+			    "only deletion is allowed, but found new scheduling gate '%s'",
+			    name ? name : "");
+			break;
+		}
+	}
+	v_del_if(a, "schedulingGates");
+	v_del_if(b, "schedulingGates");
 
 	if (v_node_empty(ynode_get(b, "nodeName"))) {
 		v_del_if(a, "nodeName");

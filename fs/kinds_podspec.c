@@ -729,6 +729,19 @@ static void check_host_alias(struct vctx *c, struct ynode *h, void *arg)
 	v_check_str_list(c, h, "hostnames", OPT, names_dns1123_subdomain);
 }
 
+/* One of spec.schedulingGates: a qualified name, once. */
+static void check_scheduling_gate(struct vctx *c, struct ynode *g, void *arg)
+{
+	struct strset *seen = arg;
+	const char *name = v_get_str(c, g, "name", REQ);
+	if (!name)
+		return;
+	if (!v_check_name(c, "name", name, names_qualified_name))
+		return;
+	if (!v_strset_add(seen, name))
+		v_err_duplicate(c, NULL, name);
+}
+
 void v_check_name_ref(struct vctx *c, struct ynode *r, void *arg)
 {
 	(void)arg;
@@ -833,6 +846,8 @@ static void check_pod_spec(struct vctx *c, const struct ynode *spec, const char 
 	v_check_each(c, spec, "tolerations", OPT, check_toleration, NULL);
 	v_check_each(c, spec, "imagePullSecrets", OPT, v_check_name_ref, NULL);
 	v_check_each(c, spec, "hostAliases", OPT, check_host_alias, NULL);
+	cleanup_strset struct strset gates = {0};
+	v_check_each(c, spec, "schedulingGates", OPT, check_scheduling_gate, &gates);
 	check_pod_security(c, spec);
 	v_get_map(c, spec, "affinity", OPT);
 }

@@ -22,6 +22,7 @@
 #include "quantity.h"
 #include "runtime.h"
 #include "token.h"
+#include "static.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -76,6 +77,10 @@ struct noded_conf {
 	int image_gc_low;
 	uint64_t image_gc_min_age_ms;
 	uint64_t image_gc_period_ms;
+	char *static_pod_path;
+	char *manifest_url;
+	uint64_t file_check_ms;
+	uint64_t http_check_ms;
 };
 
 static void usage(FILE *out)
@@ -264,6 +269,10 @@ int main(int argc, char **argv)
 	    {"image-gc-low-threshold", CONFIG_INT, &cf.image_gc_low, "80", 0, 100},
 	    {"image-minimum-gc-age", CONFIG_DURATION, &cf.image_gc_min_age_ms, "2m", 0, 86400000},
 	    {"image-gc-period", CONFIG_DURATION, &cf.image_gc_period_ms, "5m", 100, 86400000},
+	    {"static-pod-path", CONFIG_STRING, &cf.static_pod_path, "/etc/corral/manifests", 0, 0},
+	    {"manifest-url", CONFIG_STRING, &cf.manifest_url, "", 0, 0},
+	    {"file-check-frequency", CONFIG_DURATION, &cf.file_check_ms, "20s", 100, 86400000},
+	    {"http-check-frequency", CONFIG_DURATION, &cf.http_check_ms, "20s", 100, 86400000},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -442,6 +451,7 @@ int main(int argc, char **argv)
 	struct pods *pods = NULL;
 	struct provision *prov = NULL;
 	struct metrics *metrics = NULL;
+	struct static_pods *statics = NULL;
 	struct net *net = NULL;
 	struct proxy *proxy = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
@@ -516,6 +526,19 @@ int main(int argc, char **argv)
 	};
 	metrics = metrics_new(loop, &mo, pods, rt);
 	metrics_start(metrics);
+	if (!cf.hollow) {
+		/* a hollow node runs nothing: it has no static pods either */
+		const struct static_pods_opts so = {
+		    .path = cf.static_pod_path,
+		    .url = cf.manifest_url,
+		    .node = cf.name,
+		    .file_ms = cf.file_check_ms,
+		    .http_ms = cf.http_check_ms,
+		};
+		statics = static_pods_new(loop, &so, pods);
+		if (static_pods_start(statics, &err) < 0)
+			goto out_node;
+	}
 	const char *why_not = NULL, *msg = NULL;
 	if (!runtime_ready(rt, &why_not, &msg))
 		log_warn("node %s is not ready: %s", cf.name, msg);
@@ -530,6 +553,7 @@ out_node:
 	node_agent_stop(na);
 	provision_free(prov);
 	metrics_free(metrics);
+	static_pods_free(statics);
 	pods_free(pods);
 	if (proxy && !cf.cleanup_on_exit)
 		proxy_keep_table(proxy); /* services keep working meanwhile */

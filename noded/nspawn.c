@@ -51,6 +51,7 @@
 #include "util.h"
 #include "volumes.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -63,9 +64,12 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #define NSPAWN_ADOPT_GRACE_MS 15000
 #define NSPAWN_RETRY_MS	      5000
@@ -639,6 +643,35 @@ static bool nspawn__has_command(const struct image *img, const char *argv0, cons
 	return false;
 }
 
+/* spec.hostAliases as the kubelet appends them to /etc/hosts: a blank
+ * line, a comment, then one line per entry, its address and its names
+ * (corral-fs validated both). */
+static char *nspawn__host_aliases(const struct ynode *list)
+{
+	if (!list || list->type != YNODE_SEQ || list->n == 0)
+		return xstrdup("");
+	char *out = xstrdup("\n# Entries added by HostAliases.\n");
+	for (size_t i = 0; i < list->n; i++) {
+		const struct ynode *a = ynode_item(list, i);
+		const char *ip = ynode_path_str(a, "ip");
+		const struct ynode *names = ynode_get(a, "hostnames");
+		if (!ip || !names || names->type != YNODE_SEQ || names->n == 0)
+			continue;
+		char *line = xstrdup(ip);
+		for (size_t k = 0; k < names->n; k++) {
+			const char *h = ynode_str(ynode_item(names, k));
+			char *next = xasprintf("%s\t%s", line, h ? h : "");
+			free(line);
+			line = next;
+		}
+		char *next = xasprintf("%s%s\n", out, line);
+		free(line);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
 static int nspawn__etc(struct rpod *p, const struct ynode *pod, const char *root,
 		       struct error **err)
 {
@@ -678,11 +711,12 @@ static int nspawn__etc(struct rpod *p, const struct ynode *pod, const char *root
 	cleanup_free char *fqdn =
 	    sub ? xasprintf("%s.%s.%s.svc.%s\t%s", host, sub, p->ns, rt->domain, host)
 		: xstrdup(host);
+	cleanup_free char *aliases = nspawn__host_aliases(ynode_path(pod, "spec.hostAliases"));
 	cleanup_free char *hosts =
 	    xasprintf("# Kubernetes-managed hosts file (corral-noded).\n"
 		      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-		      "%s\t%s\n",
-		      p->ip ? p->ip : "127.0.1.1", fqdn);
+		      "%s\t%s\n%s",
+		      p->ip ? p->ip : "127.0.1.1", fqdn, aliases);
 	cleanup_free char *rp = xasprintf("%s/resolv.conf", etc);
 	cleanup_free char *hp = xasprintf("%s/hosts", etc);
 	cleanup_free char *hn = xasprintf("%s/hostname", etc);
@@ -786,14 +820,29 @@ static void nspawn__mount_points(const char *root, const struct strv *binds)
 	}
 }
 
+/* Whether systemd-nspawn's --setenv takes the variable NAME=VALUE: its
+ * name must be a shell's (letters, digits, '_', not a digit first).
+ * Kubernetes also allows '.' and '-'; corral-runas sets those. */
+static bool nspawn__env_name_ok(const char *assignment)
+{
+	const char *eq = strchr(assignment, '=');
+	if (!eq || eq == assignment || isdigit((unsigned char)assignment[0]))
+		return false;
+	for (const char *c = assignment; c < eq; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			return false;
+	return true;
+}
+
 /* The security context's part of nspawn's command line; *runas: the
  * command must start with it (its ids), NULL when nspawn starts the
  * command itself. */
 static void nspawn__security_args(const struct nspawn *rt, const struct container_plan *plan,
-				  const char *root, struct strv *argv, struct strv *runas)
+				  const char *root, const struct strv *odd_env, struct strv *argv,
+				  struct strv *runas)
 {
 	const struct container_security *sec = &plan->sec;
-	bool ids = sec->uid >= 0 || sec->gid >= 0 || sec->ngroups;
+	bool ids = sec->uid >= 0 || sec->gid >= 0 || sec->ngroups || odd_env->n;
 	/* corral-runas needs to change ids and drop capabilities itself */
 	uint64_t helper = CAPABILITY_BIT(6) | CAPABILITY_BIT(7) | CAPABILITY_BIT(8);
 	nspawn__caps_args(argv, ids ? sec->caps | helper : sec->caps);
@@ -826,6 +875,8 @@ static void nspawn__security_args(const struct nspawn *rt, const struct containe
 	}
 	strv_add(runas, groups ? groups : "-");
 	strv_addf(runas, "%llx", (unsigned long long)sec->caps);
+	for (size_t i = 0; i < odd_env->n; i++)
+		strv_add(runas, odd_env->v[i]);
 	strv_add(runas, "--");
 }
 
@@ -1054,14 +1105,20 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 	strv_addf(&argv, "--network-namespace-path=/proc/%d/ns/net", (int)p->pause);
 	if (plan.working_dir)
 		strv_addf(&argv, "--chdir=%s", plan.working_dir);
-	for (size_t i = 0; i < plan.env.n; i++)
-		strv_addf(&argv, "--setenv=%s", plan.env.v[i]);
+	struct strv odd_env = {0};
+	for (size_t i = 0; i < plan.env.n; i++) {
+		if (nspawn__env_name_ok(plan.env.v[i]))
+			strv_addf(&argv, "--setenv=%s", plan.env.v[i]);
+		else
+			strv_add(&odd_env, plan.env.v[i]);
+	}
 	for (size_t i = 0; i < plan.binds.n; i++)
 		strv_addf(&argv, "--bind=%s", plan.binds.v[i]);
 	for (size_t i = 0; i < plan.binds_ro.n; i++)
 		strv_addf(&argv, "--bind-ro=%s", plan.binds_ro.v[i]);
 	struct strv runas = {0};
-	nspawn__security_args(rt, &plan, root, &argv, &runas);
+	nspawn__security_args(rt, &plan, root, &odd_env, &argv, &runas);
+	strv_clear(&odd_env);
 	strv_add(&argv, "--");
 	for (size_t i = 0; i < runas.n; i++)
 		strv_add(&argv, runas.v[i]);
@@ -1784,6 +1841,30 @@ static char *nspawn__find_bin(const char *dir, const char *name, struct error **
 	return NULL;
 }
 
+#define NSPAWN_PROPAGATE "/run/systemd/nspawn/propagate"
+
+/* systemd-nspawn makes a folder per machine under NSPAWN_PROPAGATE and,
+ * at the machine's end, removes it only from a tmpfs: where /run is on a
+ * disk it leaves the folder behind and prints "Attempted to remove disk
+ * file system ..." into the container's output, its log. A tmpfs of our
+ * own there keeps both from happening; it stays for every nspawn after
+ * us (corral-noded(8), FILES). */
+static void nspawn__propagate_tmpfs(void)
+{
+	struct statfs fs;
+	util_mkdir_p(NSPAWN_PROPAGATE, 0700);
+	if (statfs(NSPAWN_PROPAGATE, &fs) < 0 || fs.f_type == TMPFS_MAGIC ||
+	    fs.f_type == RAMFS_MAGIC)
+		return;
+	if (mount("tmpfs", NSPAWN_PROPAGATE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0700,size=4m") < 0)
+		log_warn("%s: cannot mount a tmpfs (%s): systemd-nspawn will leave a folder there "
+			 "per container",
+			 NSPAWN_PROPAGATE, strerror(errno));
+	else
+		log_info("%s is not on a tmpfs: mounted one, for systemd-nspawn", NSPAWN_PROPAGATE);
+}
+
 struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **err)
 {
 	cleanup_free char *pause = nspawn__find_bin(o->bin_dir, "corral-pause", err);
@@ -1828,6 +1909,7 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	} else {
 		rt->store = xasprintf("%s/images", o->state_dir);
 	}
+	nspawn__propagate_tmpfs();
 	return &rt->base;
 }
 

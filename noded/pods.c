@@ -13,6 +13,7 @@
 #include "log.h"
 #include "objio.h"
 #include "podstatus.h"
+#include "strmap.h"
 #include "util.h"
 #include "workqueue.h"
 
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A pod of this node that the agent runs. */
 struct pods__entry {
@@ -43,7 +45,21 @@ struct pods {
 	uint64_t resync_ms;
 	void *tracked; /* tree of struct pods__entry */
 	size_t ntracked;
+	struct strmap *statics; /* key -> the static pod (struct ynode *) */
 };
+
+#define POD_MIRROR_ANNOTATION "kubernetes.io/config.mirror"
+
+/* The config.mirror annotation of a mirror pod, else NULL. */
+static const char *pods__mirror_of(const struct ynode *pod)
+{
+	return ynode_str(ynode_get(ynode_path(pod, "metadata.annotations"), POD_MIRROR_ANNOTATION));
+}
+
+static const struct ynode *pods__static(const struct pods *p, const char *key)
+{
+	return strmap_get(p->statics, key);
+}
 
 static int pods__cmp(const void *a, const void *b)
 {
@@ -91,10 +107,11 @@ static void pods__untrack(struct pods *p, struct pods__entry *e)
 	p->ntracked--;
 }
 
+/* A pod of the mount this node runs: bound here, and not a mirror. */
 static bool pods__ours(const struct pods *p, const struct ynode *pod)
 {
 	const char *node = ynode_path_str(pod, "spec.nodeName");
-	return node && strcmp(node, p->node) == 0;
+	return node && strcmp(node, p->node) == 0 && !pods__mirror_of(pod);
 }
 
 /* Takes back the address a pod of ours shows, if it is one of ours and
@@ -103,6 +120,8 @@ static void pods__adopt(struct pods *p, const char *key, const struct ynode *pod
 {
 	const char *uid = ynode_path_str(pod, "metadata.uid");
 	const char *ip = ynode_path_str(pod, "status.podIP");
+	if (pods__mirror_of(pod))
+		uid = pods__mirror_of(pod); /* the static pod's, which runs */
 	uint32_t addr;
 	if (!p->ipam || !uid || !ip || cidr_ip_parse(ip, &addr) < 0 || pods__find(p, key))
 		return;
@@ -116,10 +135,18 @@ static void pods__adopt(struct pods *p, const char *key, const struct ynode *pod
 	}
 }
 
+/* A mirror pod of this node: it shows a static pod of ours (or one that
+ * is gone, to be deleted). */
+static bool pods__our_mirror(const struct pods *p, const struct ynode *pod)
+{
+	const char *node = ynode_path_str(pod, "spec.nodeName");
+	return node && strcmp(node, p->node) == 0 && pods__mirror_of(pod);
+}
+
 static void pods__on_add(void *data, const char *key, const struct ynode *obj)
 {
 	struct pods *p = data;
-	if (!pods__ours(p, obj))
+	if (!pods__ours(p, obj) && !pods__our_mirror(p, obj))
 		return;
 	pods__adopt(p, key, obj);
 	workqueue_add(p->q, key);
@@ -130,7 +157,7 @@ static void pods__on_update(void *data, const char *key, const struct ynode *old
 {
 	(void)old;
 	struct pods *p = data;
-	if (pods__ours(p, obj) || pods__find(p, key))
+	if (pods__ours(p, obj) || pods__our_mirror(p, obj) || pods__find(p, key))
 		workqueue_add(p->q, key);
 }
 
@@ -138,7 +165,7 @@ static void pods__on_delete(void *data, const char *key, const struct ynode *old
 {
 	(void)old;
 	struct pods *p = data;
-	if (pods__find(p, key))
+	if (pods__find(p, key) || pods__static(p, key))
 		workqueue_add(p->q, key);
 }
 
@@ -201,12 +228,116 @@ static int pods__change(void *data, struct ynode *obj, struct error **err)
 	return 0;
 }
 
+static char *pods__path(const struct pods *p, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	return xasprintf("%s/namespaces/%.*s/pods/%s.yaml", p->mount,
+			 (int)(slash ? slash - key : 0), key, slash ? slash + 1 : key);
+}
+
+/* Deletes the mirror pod at key, whose static pod is gone. */
+static int pods__mirror_delete(struct pods *p, const char *key)
+{
+	cleanup_free char *path = pods__path(p, key);
+	if (unlink(path) < 0 && errno != ENOENT) {
+		log_warn("mirror pod %s: cannot delete it: %s", key, strerror(errno));
+		return 0;
+	}
+	log_info("mirror pod %s: deleted (its static pod is gone)", key);
+	return 0;
+}
+
+/* The mirror of static pod pod, with status. */
+static struct ynode *pods__mirror_new(const struct ynode *pod, const struct ynode *status)
+{
+	struct ynode *m = ynode_clone(pod);
+	struct ynode *meta = ynode_get_map(m, "metadata");
+	ynode_del(meta, "uid"); /* the mount gives the mirror its own */
+	const char *hash = ynode_path_str(pod, "metadata.uid");
+	ynode_set(ynode_get_map(meta, "annotations"), POD_MIRROR_ANNOTATION,
+		  ynode_new_str(hash ? hash : ""));
+	ynode_set(m, "status", ynode_clone(status));
+	return m;
+}
+
+struct pods__mirror_write {
+	const char *hash;
+	const struct ynode *status;
+};
+
+/* objio_update's change of a mirror: its status, if it is still the
+ * mirror of this static pod. */
+static int pods__mirror_change(void *data, struct ynode *obj, struct error **err)
+{
+	struct pods__mirror_write *w = data;
+	const char *of = pods__mirror_of(obj);
+	if (!of)
+		return error_set(err, EEXIST,
+				 "a pod of that name that is not a mirror is in the way"),
+		       -EEXIST;
+	if (strcmp(of, w->hash) != 0)
+		return -ESTALE; /* the mirror of an older version: made anew */
+	if (ynode_equal(w->status, ynode_get(obj, "status")))
+		return 1;
+	ynode_set(obj, "status", ynode_clone(w->status));
+	return 0;
+}
+
+/* Shows a static pod's status in its mirror, making the mirror when it is
+ * missing or shows another version of the pod. */
+static int pods__mirror_show(struct pods *p, const char *key, const struct ynode *pod,
+			     const struct ynode *shown, const struct pod_report *report,
+			     const char *pod_ip, const struct ynode *status, struct error **err)
+{
+	(void)report;
+	(void)pod_ip;
+	const char *hash = ynode_path_str(pod, "metadata.uid");
+	if (!hash)
+		return 0;
+	if (shown && pods__mirror_of(shown) && strcmp(pods__mirror_of(shown), hash) == 0 &&
+	    ynode_equal(status, ynode_get(shown, "status")))
+		return 0;
+	cleanup_free char *path = pods__path(p, key);
+	struct pods__mirror_write w = {hash, status};
+	struct error *uerr = NULL;
+	int r = objio_update(p->mount, path, pods__mirror_change, &w, OBJIO_TRIES, &uerr);
+	if (r >= 0) {
+		error_free(uerr);
+		return 0;
+	}
+	if (r == -EEXIST) {
+		log_warn("static pod %s: %s; its status is not shown", key, uerr->msg);
+		error_free(uerr);
+		return 0;
+	}
+	error_free(uerr);
+	if (r == -ESTALE && unlink(path) < 0 && errno != ENOENT)
+		return error_set(err, errno, "mirror pod %s: %s", key, strerror(errno));
+	if (r != -ENOENT && r != -ESTALE)
+		return error_set(err, -r, "mirror pod %s: %s", key, strerror(-r));
+	cleanup_ynode struct ynode *m = pods__mirror_new(pod, status);
+	r = objio_write(p->mount, path, m, err);
+	if (r == 0)
+		log_info("static pod %s: mirror pod made", key);
+	return r;
+}
+
 static int pods__sync(void *data, const char *key, struct error **err)
 {
 	struct pods *p = data;
-	const struct ynode *pod = informer_get(p->inf, key);
+	const struct ynode *pod = pods__static(p, key);
+	const struct ynode *shown = informer_get(p->inf, key); /* where its status is */
+	bool is_static = pod != NULL;
+	if (!is_static)
+		pod = shown;
 	struct pods__entry *e = pods__find(p, key);
-	if (!pod || !pods__ours(p, pod)) {
+	if (!is_static && pod && pods__our_mirror(p, pod)) {
+		/* its static pod is gone */
+		if (e)
+			pods__forget(p, e, "gone from its static source");
+		return pods__mirror_delete(p, key);
+	}
+	if (!pod || (!is_static && !pods__ours(p, pod))) {
 		if (e)
 			pods__forget(p, e, pod ? "left this node" : "deleted");
 		return 0;
@@ -255,11 +386,10 @@ static int pods__sync(void *data, const char *key, struct error **err)
 
 	cleanup_ynode struct ynode *status =
 	    podstatus_build(pod, &report, p->host_ip, pod_ip, time(NULL));
-	if (!ynode_equal(status, ynode_get(pod, "status"))) {
-		cleanup_free char *path = NULL;
-		const char *slash = strchr(key, '/');
-		path = xasprintf("%s/namespaces/%.*s/pods/%s.yaml", p->mount,
-				 (int)(slash ? slash - key : 0), key, slash ? slash + 1 : key);
+	if (is_static) {
+		r = pods__mirror_show(p, key, pod, shown, &report, pod_ip, status, err);
+	} else if (!ynode_equal(status, ynode_get(pod, "status"))) {
+		cleanup_free char *path = pods__path(p, key);
 		struct pods__write w = {p, uid, &report, pod_ip};
 		r = objio_update(p->mount, path, pods__change, &w, OBJIO_TRIES, err);
 		if (r == -ENOENT) {
@@ -319,6 +449,9 @@ static void pods__on_resync(struct loop *loop, struct loop_timer *t, void *data)
 	(void)t;
 	struct pods *p = data;
 	informer_foreach(p->inf, NULL, pods__requeue, p);
+	const char *key;
+	for (size_t i = 0; strmap_next(p->statics, &i, &key, NULL);)
+		workqueue_add(p->q, key);
 }
 
 /* A pod the runtime killed has left the host: its address is free. */
@@ -373,6 +506,7 @@ struct pods *pods_new(struct loop *loop, const struct pods_opts *o, struct runti
 	p->ipam = o->pod_cidr ? ipam_new(o->pod_cidr) : NULL;
 	p->resync_ms = o->resync_ms;
 	p->inf = informer_new(loop, o->mount, "pods", true);
+	p->statics = strmap_new();
 	static const struct workqueue_opts qo = {.base_delay_ms = 5, .max_delay_ms = 30000};
 	p->q = workqueue_new(loop, "pods", &qo);
 	static const struct informer_handlers h = {
@@ -445,6 +579,12 @@ int pods_foreach(const struct pods *p,
 	return informer_foreach(p->inf, NULL, pods__visit_ours, &v);
 }
 
+void pods_static_set(struct pods *p, const char *key, struct ynode *pod)
+{
+	ynode_free(pod ? strmap_set(p->statics, key, pod) : strmap_del(p->statics, key));
+	workqueue_add(p->q, key);
+}
+
 size_t pods_count(const struct pods *p)
 {
 	return p->ntracked;
@@ -466,6 +606,7 @@ void pods_free(struct pods *p)
 	informer_free(p->claims);
 	workqueue_free(p->q);
 	tdestroy(p->tracked, pods__free_entry);
+	strmap_free(p->statics, (void (*)(void *))ynode_free);
 	ipam_free(p->ipam);
 	free(p->mount);
 	free(p->node);

@@ -19,6 +19,7 @@
 #include "error.h"
 #include "loop.h"
 #include "runtime.h"
+#include "ynode.h"
 
 struct pods_opts {
 	const char *mount;
@@ -46,5 +47,14 @@ size_t pods_count(const struct pods *p);
  * returns non-zero; cb must not change the cache. */
 int pods_foreach(const struct pods *p,
 		 int (*cb)(void *data, const char *key, const struct ynode *pod), void *data);
+
+/* A pod from one of this node's own sources (static.h) under key
+ * ("ns/name"): run as if bound here (pod is taken; NULL: it is gone and
+ * stops). Its status is shown by a mirror pod in the mount, the same pod
+ * with the annotation kubernetes.io/config.mirror (its config.hash), made
+ * when missing and again when deleted: deleting the mirror does not stop
+ * the pod, and a mirror whose static pod is gone is deleted. Mirror pods
+ * are never run from the mount. */
+void pods_static_set(struct pods *p, const char *key, struct ynode *pod);
 
 #endif

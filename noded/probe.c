@@ -1,5 +1,6 @@
 /* probe.c: exec, httpGet and tcpSocket probes on the loop. */
 #include "probe.h"
+#include "enter.h"
 #include "log.h"
 #include "loop.h"
 #include "util.h"
@@ -185,51 +186,25 @@ static void probe__on_exec(struct loop *loop, int fd, unsigned events, void *dat
 	probe__result(p, ok, "the exec probe failed");
 }
 
-/* The container's first process: the child of its systemd-nspawn. */
-static pid_t probe__target(const char *piddir)
-{
-	cleanup_free char *pidf = xasprintf("%s/pid", piddir);
-	cleanup_free char *text = util_read_file(pidf, NULL);
-	int nspawn;
-	if (!text || sscanf(text, "%d", &nspawn) != 1)
-		return 0;
-	cleanup_free char *kids = xasprintf("/proc/%d/task/%d/children", nspawn, nspawn);
-	cleanup_free char *list = util_read_file(kids, NULL);
-	int child;
-	return list && sscanf(list, "%d", &child) == 1 ? child : 0;
-}
-
 static void probe__attempt(struct probe *p)
 {
 	struct probes *pr = p->owner;
 	struct error *err = NULL;
 	if (p->kind == PROBE_EXEC) {
 		const struct ynode *cmd = ynode_path(p->spec, "exec.command");
-		pid_t target = probe__target(pr->piddir);
+		pid_t target = enter_target(pr->piddir);
 		if (!target || !cmd || cmd->type != YNODE_SEQ || cmd->n == 0) {
 			probe__result(p, false, "no process to run the probe in");
 			return;
 		}
-		char tbuf[32];
-		snprintf(tbuf, sizeof(tbuf), "%d", (int)target);
 		size_t n = cmd->n;
-		char **argv = xcalloc(n + 12, sizeof(*argv));
-		size_t a = 0;
-		argv[a++] = "nsenter";
-		argv[a++] = "--target";
-		argv[a++] = tbuf;
-		argv[a++] = "--mount";
-		argv[a++] = "--uts";
-		argv[a++] = "--ipc";
-		argv[a++] = "--net";
-		argv[a++] = "--pid";
-		argv[a++] = "--root";
-		argv[a++] = "--wd";
-		argv[a++] = "--";
+		char **argv = xcalloc(n + 1, sizeof(*argv));
 		for (size_t i = 0; i < n; i++) {
 			const char *s = ynode_str(ynode_item(cmd, i));
-			argv[a++] = (char *)(s ? s : "");
+			argv[i] = (char *)(s ? s : "");
 		}
+		/* In the container as kubectl exec would be (lib/enter.h): its
+		 * user, capabilities and environment, not the agent's. */
 		pid_t pid = fork();
 		if (pid == 0) {
 			int null = open("/dev/null", O_RDWR);
@@ -239,8 +214,8 @@ static void probe__attempt(struct probe *p)
 			sigset_t none;
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
-			execvp(argv[0], argv);
-			_exit(127);
+			enter_exec(target, argv, false, NULL);
+			_exit(126);
 		}
 		free(argv);
 		if (pid < 0) {

@@ -84,7 +84,7 @@ struct nspawn_opts {
 	 * key, no token files), kept by the caller, and their issuer */
 	const struct token_signer *token_signer;
 	const char *token_issuer;
-	struct pull_opts *pull;	     /* registries, the image store (pull.h) */
+	struct pull_opts *pull; /* registries, the image store (pull.h) */
 };
 
 struct runtime *runtime_hollow_new(void);

@@ -549,6 +549,8 @@ struct sched_pod *sched_pod_parse(const struct ynode *obj)
 		p->scheduler_name = xstrdup(SCHED_DEFAULT_SCHEDULER);
 	p->deleting = object_is_deleting(obj);
 	p->terminal = pod_is_terminal(obj);
+	const struct ynode *gates = ynode_get(spec, "schedulingGates");
+	p->gated = gates && gates->type == YNODE_SEQ && gates->n > 0;
 	if (ynode_int(ynode_get(spec, "priority"), &p->priority) < 0)
 		p->priority = 0;
 	const struct ynode *labels = ynode_get(meta, "labels");

@@ -128,6 +128,7 @@ struct sched_pod {
 	char *scheduler_name; /* spec.schedulerName, defaulted */
 	bool deleting;	      /* metadata.deletionTimestamp is set */
 	bool terminal;	      /* status.phase Succeeded or Failed */
+	bool gated;	      /* spec.schedulingGates is not empty */
 	long long priority;
 	struct sched_res req;	/* effective requests */
 	int64_t nz_cpu, nz_mem; /* the same with defaults for what is missing */

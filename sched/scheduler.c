@@ -198,6 +198,14 @@ static void scheduler__schedule(struct scheduler *s, const char *key)
 		scheduler__unschedulable(s, key, obj, "SchedulerError", p->error, 0);
 		return;
 	}
+	if (p->gated) {
+		/* Kubernetes' PreEnqueue: only the gates' removal (a change of
+		 * the pod) lets it in. */
+		scheduler__unschedulable(s, key, obj, "SchedulingGated",
+					 "Scheduling is blocked due to non-empty scheduling gates",
+					 0);
+		return;
+	}
 	cleanup_free char *vwhy = NULL;
 	if (sched_volumes_prepare(s->volumes, p, &vwhy) < 0) {
 		cleanup_free char *msg = xasprintf("0/%zu nodes are available: %s.",

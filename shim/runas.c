@@ -3,10 +3,14 @@
  * --user wants a name in the image's user database; Kubernetes takes any
  * number, and most images have no such user).
  *
- *   corral-runas UID GID GROUPS CAPS -- COMMAND [ARG]...
+ *   corral-runas UID GID GROUPS CAPS [NAME=VALUE]... -- COMMAND [ARG]...
  *
  * GROUPS is a comma-separated list of group ids or "-" for none, CAPS the
- * capability set the container keeps as a hexadecimal mask. It runs inside
+ * capability set the container keeps as a hexadecimal mask. Each
+ * NAME=VALUE is set in the environment: the variables whose names
+ * systemd-nspawn's --setenv refuses (Kubernetes allows dots and dashes,
+ * "special.how"), so corral-noded starts such a container through
+ * corral-runas even when its ids are root's. It runs inside
  * the container, so it is linked statically (an image has any libc, or
  * none), as root with the capabilities systemd-nspawn left it: CAPS plus
  * CAP_SETUID, CAP_SETGID and CAP_SETPCAP, which it needs itself. It drops
@@ -83,9 +87,24 @@ static void keep_caps(uint64_t mask)
 
 int main(int argc, char **argv)
 {
-	if (argc < 7 || strcmp(argv[5], "--") != 0) {
-		fprintf(stderr, "usage: corral-runas UID GID GROUPS CAPS -- COMMAND [ARG]...\n");
+	int cmd = 5;
+	while (cmd < argc && strcmp(argv[cmd], "--") != 0)
+		cmd++;
+	if (argc < 7 || cmd + 1 >= argc) {
+		fprintf(stderr,
+			"usage: corral-runas UID GID GROUPS CAPS [NAME=VALUE]... -- COMMAND "
+			"[ARG]...\n");
 		return 127;
+	}
+	for (int i = 5; i < cmd; i++) {
+		char *eq = strchr(argv[i], '=');
+		if (!eq || eq == argv[i]) {
+			fprintf(stderr, "corral-runas: not NAME=VALUE: %s\n", argv[i]);
+			return 127;
+		}
+		*eq = '\0';
+		if (setenv(argv[i], eq + 1, 1) < 0)
+			die("setenv");
 	}
 	uid_t uid = (uid_t)number(argv[1], "user");
 	gid_t gid = (gid_t)number(argv[2], "group");
@@ -116,7 +135,7 @@ int main(int argc, char **argv)
 	if (setresuid(uid, uid, uid) < 0)
 		die("setresuid");
 	keep_caps(mask);
-	execvp(argv[6], argv + 6);
-	fprintf(stderr, "corral-runas: %s: %s\n", argv[6], strerror(errno));
+	execvp(argv[cmd + 1], argv + cmd + 1);
+	fprintf(stderr, "corral-runas: %s: %s\n", argv[cmd + 1], strerror(errno));
 	return 127;
 }
