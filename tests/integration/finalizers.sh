@@ -45,7 +45,7 @@ try() {
 	sed -i '/^  finalizers:/d; /^  - example.com\/hold/d' "$f"
 	check "$what: removing the last finalizer deletes it" wait_for 5 sh -c "! test -e '$f'"
 	history_settle
-	check "$what: the history has one commit more, the deletion's" sh -c "[ \$(git --git-dir='$S/history.git' log --format=%s -- '$hpath' | wc -l) -eq $((c0 + 1)) ] && git --git-dir='$S/history.git' log -1 --format=%B -- '$hpath' | grep -qx '$msg'"
+	check "$what: the history has one commit more, the deletion's" sh -c "[ \$(git --git-dir='$S/history.git' log --format=%s -- '$hpath' | wc -l) -eq $((c0 + 1)) ] && git --git-dir='$S/history.git' log -1 --format=%B -- '$hpath' | grep -qxE '(- )?$msg'"
 }
 
 try "ConfigMap" "$D/configmaps/cm.yaml" 'apiVersion: v1
