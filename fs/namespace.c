@@ -172,7 +172,8 @@ static void namespace__renew(struct fs *fs, struct node *d)
 	tree_move(fs->tree, d, dir, tmp);
 	struct node *nd = tree_add(fs->tree, dir, name, d->type, d->mode);
 	nd->kind = d->kind;
-	nd->ns = d->ns ? xstrdup(d->ns) : NULL;
+	if (!nd->ns && d->ns) /* tree_add gives a namespace's children theirs */
+		nd->ns = xstrdup(d->ns);
 	while (d->first) {
 		struct node *c = d->first;
 		cleanup_free char *cname = xstrdup(c->name);

@@ -35,6 +35,7 @@ cond() { # NS TYPE: the lines of a condition of namespace NS (its keys come sort
 	awk -v t="$2" '/^  - / {b = ""} {b = b $0 "\n"} $0 ~ "^    type: " t "$" {printf "%s", b}' \
 	    "$M/namespaces/$1.yaml" 2>/dev/null
 }
+has_cond() { cond "$1" "$2" | grep -q -- "$3"; } # NS TYPE TEXT
 
 # ---- the namespaces every cluster has ----------------------------------------
 for ns in default kube-system kube-public kube-node-lease; do
@@ -103,10 +104,10 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\n' >"$T/late.yam
 refute "a create in a Terminating namespace is refused" cp "$T/late.yaml" "$H/configmaps/late.yaml"
 check ".errors says Kubernetes' message" grep -q 'configmaps "late" is forbidden: unable to create new content in namespace held because it is being terminated' "$M/.errors"
 check "an update in it is not refused" sed -i 's/a: "1"/a: "2"/; s/a: '"'"'1'"'"'/a: "2"/' "$H/configmaps/keep.yaml"
-check "NamespaceContentRemaining says what is left" wait_for 20 sh -c "cond held NamespaceContentRemaining | grep -q 'Some resources are remaining: configmaps. has 1 resource instances'"
-check "NamespaceFinalizersRemaining names the finalizer" wait_for 20 sh -c "cond held NamespaceFinalizersRemaining | grep -q 'example.com/hold in 1 resource instances'"
-check "NamespaceDeletionContentFailure is False" sh -c "cond held NamespaceDeletionContentFailure | grep -q False"
-check "NamespaceDeletionDiscoveryFailure is there" sh -c "cond held NamespaceDeletionDiscoveryFailure | grep -q 'All resources successfully discovered'"
+check "NamespaceContentRemaining says what is left" wait_for 20 has_cond held NamespaceContentRemaining 'Some resources are remaining: configmaps. has 1 resource instances'
+check "NamespaceFinalizersRemaining names the finalizer" wait_for 20 has_cond held NamespaceFinalizersRemaining 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances'
+check "NamespaceDeletionContentFailure is False" has_cond held NamespaceDeletionContentFailure "status: 'False'"
+check "NamespaceDeletionDiscoveryFailure is there" has_cond held NamespaceDeletionDiscoveryFailure 'All resources successfully discovered'
 sed -i '/finalizers:/d; /example.com\/hold/d' "$H/configmaps/keep.yaml"
 check "its finalizer removed, the object goes" wait_for 20 sh -c "! test -e '$H/configmaps/keep.yaml'"
 check "then the namespace goes" wait_for 30 gone held
