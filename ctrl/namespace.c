@@ -43,6 +43,7 @@ struct nsc {
 	struct keymap *terminating; /* namespace -> NULL */
 	struct keymap *inflight;    /* object path -> NULL: a deletion in flight */
 	struct keymap *failures;    /* namespace -> char * (a refusal's message) */
+	struct keymap *left;	    /* namespace -> (uintptr_t) objects left + 1, last said */
 	struct workqueue *q;
 };
 
@@ -193,6 +194,7 @@ static void nsc__on_namespace_delete(void *data, const char *key, const struct y
 	struct nsc *n = data;
 	keymap_del(n->terminating, key);
 	keymap_del(n->failures, key);
+	keymap_del(n->left, key);
 }
 
 /* Something changed or went in a namespace: if it is Terminating, look
@@ -315,10 +317,11 @@ static int nsc__mutate(struct ynode *obj, void *arg, struct error **err)
 static void nsc__written(void *data, const struct writer_result *res)
 {
 	char *ns = data;
-	if (res->status && res->status != ENOENT)
+	if (res->status)
 		log_warn("namespace controller: cannot update namespace %s: %s", ns, res->msg);
-	else if (!res->status && res->changed)
-		log_debug("namespace controller: updated namespace %s", ns);
+	else
+		log_debug("namespace controller: namespace %s %s", ns,
+			  res->changed ? "updated" : "as it was");
 	free(ns);
 }
 
@@ -380,17 +383,22 @@ static int nsc__sync(void *data, const char *ns, struct error **err)
 		status = ynode_new_map();
 	}
 	nsc_set_conditions(status, &t, now);
+	bool finalize = left == 0 && !failure;
 	struct nsc__status *s = xcalloc(1, sizeof(*s));
 	s->conditions = ynode_clone(ynode_get(status, "conditions"));
-	s->finalize = left == 0 && !failure;
-	if (s->finalize)
+	s->finalize = finalize;
+	if (finalize)
 		log_info("namespace controller: %s is empty: removing its %s finalizer", ns,
 			 NSC__FINALIZER);
+	else if (!deleted && (uintptr_t)keymap_get(n->left, ns) != left + 1)
+		log_info("namespace controller: %s: %zu objects left, waiting (%zu finalizers)", ns,
+			 left, nf);
+	keymap_set(n->left, ns, (void *)(uintptr_t)(left + 1));
 	cleanup_free char *path = obj_path("namespaces", NULL, ns);
 	writer_update(n->c->writer, path, nsc__mutate, s, nsc__status_free, 0, nsc__written,
 		      xstrdup(ns));
 	keymap_del(n->failures, ns);
-	if (!s->finalize)
+	if (!finalize)
 		workqueue_add_after(n->q, ns, NSC__BACKSTOP_MS);
 
 	for (size_t i = 0; i < t.nkinds; i++)
@@ -410,6 +418,7 @@ struct nsc *nsc_new(struct ctrl *c)
 	n->terminating = keymap_new(NULL);
 	n->inflight = keymap_new(NULL);
 	n->failures = keymap_new(free);
+	n->left = keymap_new(NULL);
 	n->q = workqueue_new(c->loop, "namespace", NULL);
 	const struct kind_info **order = xcalloc(kinds_count(), sizeof(*order));
 	size_t m = 0;
@@ -445,6 +454,7 @@ void nsc_free(struct nsc *n)
 	keymap_free(n->terminating);
 	keymap_free(n->inflight);
 	keymap_free(n->failures);
+	keymap_free(n->left);
 	free(n->kinds);
 	free(n);
 }

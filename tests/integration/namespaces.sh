@@ -31,10 +31,11 @@ CPIDS+=($!)
 wait_for 10 grep -q 'leading\|started' "$T/ctrl.log"
 count() { ls "$1" 2>/dev/null | grep -c '\.yaml$'; }
 gone() { ! test -e "$M/namespaces/$1" && ! test -e "$M/namespaces/$1.yaml"; }
-cond() { # NS TYPE: the status and message of a condition of namespace NS
-	awk -v t="$2" '$0 ~ "type: "t"$" {f=1} f && /status:|message:/ {print} f && /type:/ && $0 !~ t {f=0}' \
+cond() { # NS TYPE: the lines of a condition of namespace NS (its keys come sorted, type last)
+	awk -v t="$2" '/^  - / {b = ""} {b = b $0 "\n"} $0 ~ "^    type: " t "$" {printf "%s", b}' \
 	    "$M/namespaces/$1.yaml" 2>/dev/null
 }
+has_cond() { cond "$1" "$2" | grep -q -- "$3"; } # NS TYPE TEXT
 
 # ---- the namespaces every cluster has ----------------------------------------
 for ns in default kube-system kube-public kube-node-lease; do
@@ -69,7 +70,7 @@ check "the Deployment's 12 pods are there" wait_for 30 sh -c "[ \$(ls '$B/pods' 
 check "each Service has its Endpoints" wait_for 20 sh -c "[ \$(ls '$B/endpoints' | grep -c '^s') -eq 6 ]"
 check "events are written in it" wait_for 20 sh -c "[ \$(ls '$B/events' | wc -l) -gt 0 ]"
 # A writer that keeps making ConfigMaps, through and after the rm.
-(i=0; while :; do i=$((i + 1)); printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w%s}\n' "$i" >"$B/configmaps/w$i.yaml" 2>/dev/null; done) &
+(i=0; while :; do i=$((i + 1)); { printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w%s}\n' "$i" >"$B/configmaps/w$i.yaml"; } 2>/dev/null; done) &
 WPID=$!
 wait_for 10 test -e "$B/configmaps/w20.yaml"
 if rm -r "$B" 2>"$T/rm.err"; then ok "rm -r of a busy namespace exits 0"; else fail "rm -r of a busy namespace exits 0: $(head -3 "$T/rm.err" | tr '\n' ' ')"; fi
@@ -103,10 +104,10 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\n' >"$T/late.yam
 refute "a create in a Terminating namespace is refused" cp "$T/late.yaml" "$H/configmaps/late.yaml"
 check ".errors says Kubernetes' message" grep -q 'configmaps "late" is forbidden: unable to create new content in namespace held because it is being terminated' "$M/.errors"
 check "an update in it is not refused" sed -i 's/a: "1"/a: "2"/; s/a: '"'"'1'"'"'/a: "2"/' "$H/configmaps/keep.yaml"
-check "NamespaceContentRemaining says what is left" wait_for 20 sh -c "cond held NamespaceContentRemaining | grep -q 'Some resources are remaining: configmaps. has 1 resource instances'"
-check "NamespaceFinalizersRemaining names the finalizer" wait_for 20 sh -c "cond held NamespaceFinalizersRemaining | grep -q 'example.com/hold in 1 resource instances'"
-check "NamespaceDeletionContentFailure is False" sh -c "cond held NamespaceDeletionContentFailure | grep -q False"
-check "NamespaceDeletionDiscoveryFailure is there" sh -c "cond held NamespaceDeletionDiscoveryFailure | grep -q 'All resources successfully discovered'"
+check "NamespaceContentRemaining says what is left" wait_for 20 has_cond held NamespaceContentRemaining 'Some resources are remaining: configmaps. has 1 resource instances'
+check "NamespaceFinalizersRemaining names the finalizer" wait_for 20 has_cond held NamespaceFinalizersRemaining 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances'
+check "NamespaceDeletionContentFailure is False" has_cond held NamespaceDeletionContentFailure "status: 'False'"
+check "NamespaceDeletionDiscoveryFailure is there" has_cond held NamespaceDeletionDiscoveryFailure 'All resources successfully discovered'
 sed -i '/finalizers:/d; /example.com\/hold/d' "$H/configmaps/keep.yaml"
 check "its finalizer removed, the object goes" wait_for 20 sh -c "! test -e '$H/configmaps/keep.yaml'"
 check "then the namespace goes" wait_for 30 gone held

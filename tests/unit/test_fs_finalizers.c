@@ -285,6 +285,19 @@ static void test_write__terminating_namespace_refuses_creates(void **state)
 	/* Other namespaces are not concerned. */
 	struct write_target t3 = target("ConfigMap", "prod", "c2", "namespaces/prod/configmaps/c2");
 	assert_int_equal(put(f, &t3, c2, NULL), 0);
+	/* The namespace controller's status write (its conditions) is kept. */
+	cleanup_ynode struct ynode *w = ynode_clone(o);
+	struct ynode *cond = ynode_new_map();
+	ynode_set(cond, "type", ynode_new_str("NamespaceContentRemaining"));
+	ynode_set(cond, "status", ynode_new_str("True"));
+	struct ynode *conds = ynode_new_seq();
+	ynode_append(conds, cond);
+	ynode_set(ynode_get(w, "status"), "conditions", conds);
+	cleanup_free char *wtext = yaml_emit(w, NULL);
+	assert_int_equal(put(f, &ns, wtext, NULL), 0);
+	cleanup_ynode struct ynode *o4 = get(f, ns.key);
+	assert_string_equal(str(o4, "status.conditions[0].type"), "NamespaceContentRemaining");
+	assert_string_equal(str(o4, "status.phase"), "Terminating");
 	/* The finalizer removed, the namespace goes, and creates pass again
 	 * once it is made anew. */
 	ynode_set(ynode_get(o, "spec"), "finalizers", ynode_new_seq());
