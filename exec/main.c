@@ -77,18 +77,12 @@ static const char *exec__container(const struct ynode *pod, const char *want, co
 	return NULL;
 }
 
-static volatile sig_atomic_t exec__winch, exec__child;
+static volatile sig_atomic_t exec__winch;
 
 static void exec__on_winch(int signo)
 {
 	(void)signo;
 	exec__winch = 1;
-}
-
-static void exec__forward(int signo)
-{
-	if (exec__child > 0)
-		kill(exec__child, signo);
 }
 
 static int exec__status(int status)
@@ -146,7 +140,6 @@ static int exec__tty(pid_t target, char **argv, bool in)
 		_exit(126);
 	}
 	close(slave);
-	exec__child = pid;
 	if (raw) {
 		struct termios t = saved;
 		cfmakeraw(&t);
@@ -217,16 +210,7 @@ static int exec__plain(pid_t target, char **argv, bool in)
 		fprintf(stderr, PROG ": %s\n", err ? err->msg : "cannot enter the container");
 		_exit(126);
 	}
-	exec__child = pid;
-	struct sigaction sa = {.sa_handler = exec__forward};
-	sigemptyset(&sa.sa_mask);
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return exec__status(status);
+	return exec__status(enter_wait(pid));
 }
 
 int main(int argc, char **argv)

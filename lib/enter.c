@@ -198,6 +198,21 @@ static void enter__forward(int signo)
 		kill(enter__child, signo);
 }
 
+int enter_wait(pid_t pid)
+{
+	enter__child = pid;
+	struct sigaction sa = {.sa_handler = enter__forward};
+	sigemptyset(&sa.sa_mask);
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	enter__child = 0;
+	return status;
+}
+
 int enter_exec(pid_t target, char *const argv[], bool tty, struct error **err)
 {
 	if (target <= 0 || !argv || !argv[0])
@@ -280,15 +295,7 @@ int enter_exec(pid_t target, char *const argv[], bool tty, struct error **err)
 		_exit(126);
 	}
 	/* Outside the new PID namespace: wait, pass signals on, end alike. */
-	enter__child = pid;
-	struct sigaction sa = {.sa_handler = enter__forward};
-	sigemptyset(&sa.sa_mask);
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	int status = enter_wait(pid);
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
 		raise(WTERMSIG(status));

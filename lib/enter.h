@@ -30,4 +30,8 @@ pid_t enter_target(const char *piddir);
  * session). Returns only on failure, before any fork: -errno and *err. */
 int enter_exec(pid_t target, char *const argv[], bool tty, struct error **err);
 
+/* Waits for child pid, passing SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
+ * this process on to it; returns its wait status. One child at a time. */
+int enter_wait(pid_t pid);
+
 #endif

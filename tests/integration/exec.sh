@@ -5,36 +5,20 @@
 # terminal; the exit status and signals pass through; an exec probe sees
 # the container's environment.
 . "$(dirname "$0")/../lib/lib.sh"
-NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
 EXEC=${CORRAL_EXEC_BIN:-$BUILD/corral-exec}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-for b in "$NODED" "$EXEC"; do
-	[ -x "$b" ] || { echo "not ok - no binary at $b (run make)"; exit 1; }
-done
-command -v systemd-nspawn >/dev/null || { echo "not ok - systemd-nspawn is missing (apt-get install systemd-container)"; exit 1; }
+[ -x "$EXEC" ] || { echo "not ok - no binary at $EXEC (run make)"; exit 1; }
 N=exec-a
-LOGS=$T/logs IMAGES=$T/images NSTATE=$T/nstate
-mkdir -p "$LOGS"
-NPID= XPID=
+XPID=
 final_cleanup() {
 	[ -n "$XPID" ] && kill "$XPID" 2>/dev/null
 	rm -f "$M"/namespaces/ex/pods/*.yaml 2>/dev/null
-	[ -n "$NPID" ] && wait_for 30 sh -c "! pgrep -f -- '--director[y]=$NSTATE' >/dev/null"
-	if [ -n "$NPID" ]; then
-		kill "$NPID" 2>/dev/null
-		wait "$NPID" 2>/dev/null
-	fi
-	node_net_cleanup "$NSTATE" "$N"
+	stop_real_node
 	cleanup
 }
 trap final_cleanup EXIT
-start_fs --pod-log-dir "$LOGS"
-printf '[noded]\nstate = %s\nimages = %s\npod-log-dir = %s\n' "$NSTATE" "$IMAGES" "$LOGS" >"$T/noded.conf"
-"$ROOT/tools/corral" image build-busybox --images "$IMAGES" >/dev/null 2>&1 ||
-	{ echo "not ok - corral image build-busybox failed"; exit 1; }
-"$NODED" --mount "$M" --name "$N" --config "$T/noded.conf" --heartbeat-period 1s \
-	--cleanup-on-exit >>"$T/noded.log" 2>&1 &
-NPID=$!
+start_fs --pod-log-dir "$T/logs"
+start_real_node "$N"
 mkdir -p "$M/namespaces/ex"
 P=$M/namespaces/ex/pods
 check "node $N registers Ready" wait_for 15 grep -q 'reason: KubeletReady' "$M/nodes/$N.yaml"

@@ -6,35 +6,22 @@
 # and spec.schedulingGates holding a pod
 # back from corral-sched until the last gate goes.
 . "$(dirname "$0")/../lib/lib.sh"
-NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-for b in "$NODED" "$SCHED"; do
-	[ -x "$b" ] || { echo "not ok - no binary at $b (run make)"; exit 1; }
-done
-command -v systemd-nspawn >/dev/null || { echo "not ok - systemd-nspawn is missing (apt-get install systemd-container)"; exit 1; }
+[ -x "$SCHED" ] || { echo "not ok - no binary at $SCHED (run make)"; exit 1; }
 N=podfields-a
-LOGS=$T/logs IMAGES=$T/images NSTATE=$T/nstate
-mkdir -p "$LOGS"
-NPID= SPID=
+SPID=
 final_cleanup() {
 	rm -f "$M"/namespaces/pf/pods/*.yaml 2>/dev/null
-	[ -n "$NPID" ] && wait_for 30 sh -c "! pgrep -f -- '--director[y]=$NSTATE' >/dev/null"
-	for p in $NPID $SPID; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	node_net_cleanup "$NSTATE" "$N"
+	stop_real_node
+	if [ -n "$SPID" ]; then
+		kill "$SPID" 2>/dev/null
+		wait "$SPID" 2>/dev/null
+	fi
 	cleanup
 }
 trap final_cleanup EXIT
-start_fs --pod-log-dir "$LOGS"
-printf '[noded]\nstate = %s\nimages = %s\npod-log-dir = %s\n' "$NSTATE" "$IMAGES" "$LOGS" >"$T/noded.conf"
-"$ROOT/tools/corral" image build-busybox --images "$IMAGES" >/dev/null 2>&1 ||
-	{ echo "not ok - corral image build-busybox failed"; exit 1; }
-"$NODED" --mount "$M" --name "$N" --config "$T/noded.conf" --heartbeat-period 1s \
-	--cleanup-on-exit >>"$T/noded.log" 2>&1 &
-NPID=$!
+start_fs --pod-log-dir "$T/logs"
+start_real_node "$N"
 mkdir -p "$M/namespaces/pf"
 P=$M/namespaces/pf/pods
 podlog() { cat "$M/namespaces/pf/logs/$1/$2.log" 2>/dev/null; }

@@ -5,27 +5,22 @@
 # NAME-NODE whose deletion does not stop it; pods from manifest-url (a
 # local HTTP server) likewise.
 . "$(dirname "$0")/../lib/lib.sh"
-NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-[ -x "$NODED" ] || { echo "not ok - no corral-noded binary at $NODED (run make)"; exit 1; }
-command -v systemd-nspawn >/dev/null || { echo "not ok - systemd-nspawn is missing (apt-get install systemd-container)"; exit 1; }
 command -v busybox >/dev/null || { echo "not ok - busybox is missing (apt-get install busybox-static)"; exit 1; }
 N=static-a
-LOGS=$T/logs IMAGES=$T/images NSTATE=$T/nstate MAN=$T/manifests WWW=$T/www
-mkdir -p "$LOGS" "$MAN" "$WWW"
-NPID= HPID=
+MAN=$T/manifests WWW=$T/www
+mkdir -p "$MAN" "$WWW"
+HPID=
 final_cleanup() {
 	rm -f "$MAN"/* "$WWW"/*
-	[ -n "$NPID" ] && wait_for 30 sh -c "! pgrep -f -- '--director[y]=$NSTATE' >/dev/null"
-	for p in $NPID $HPID; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	node_net_cleanup "$NSTATE" "$N"
+	stop_real_node
+	if [ -n "$HPID" ]; then
+		kill "$HPID" 2>/dev/null
+		wait "$HPID" 2>/dev/null
+	fi
 	cleanup
 }
 trap final_cleanup EXIT
-start_fs --pod-log-dir "$LOGS"
+start_fs --pod-log-dir "$T/logs"
 # a port for the manifest server: one nothing listens on
 PORT=
 for p in $(seq 18480 18520); do
@@ -34,21 +29,8 @@ done
 [ -n "$PORT" ] || { echo "not ok - no free port for the manifest server"; exit 1; }
 busybox httpd -f -p "127.0.0.1:$PORT" -h "$WWW" >>"$T/httpd.log" 2>&1 &
 HPID=$!
-cat >"$T/noded.conf" <<C
-[noded]
-state = $NSTATE
-images = $IMAGES
-pod-log-dir = $LOGS
-static-pod-path = $MAN
-file-check-frequency = 1s
-manifest-url = http://127.0.0.1:$PORT/pods.yaml
-http-check-frequency = 1s
-C
-"$ROOT/tools/corral" image build-busybox --images "$IMAGES" >/dev/null 2>&1 ||
-	{ echo "not ok - corral image build-busybox failed"; exit 1; }
-"$NODED" --mount "$M" --name "$N" --config "$T/noded.conf" --heartbeat-period 1s \
-	--cleanup-on-exit >>"$T/noded.log" 2>&1 &
-NPID=$!
+start_real_node "$N" "static-pod-path = $MAN" "file-check-frequency = 1s" \
+	"manifest-url = http://127.0.0.1:$PORT/pods.yaml" "http-check-frequency = 1s"
 D=$M/namespaces/default/pods
 check "node $N registers Ready" wait_for 15 grep -q 'reason: KubeletReady' "$M/nodes/$N.yaml"
 

@@ -126,3 +126,39 @@ node_net_cleanup() {
 	}
 	grep " $state" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m"; done
 }
+
+# start_real_node NAME [LINE...]: a real corral-noded NAME on the mount,
+# with the busybox image, its state and pod logs under $T ($NSTATE,
+# $IMAGES, $LOGS: start corral-fs with --pod-log-dir "$T/logs"); each LINE
+# goes into its [noded] section. Sets NPID. stop_real_node, in a final
+# cleanup after the suite removed its pods, waits for their nspawns,
+# stops the agent and removes its network.
+NPID=
+start_real_node() {
+	local bin=${CORRAL_NODED_BIN:-$BUILD/corral-noded} root l
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	RN_NAME=$1
+	shift
+	NSTATE=$T/nstate IMAGES=$T/images LOGS=$T/logs
+	mkdir -p "$LOGS"
+	[ -x "$bin" ] || { echo "not ok - no corral-noded binary at $bin (run make)"; exit 1; }
+	command -v systemd-nspawn >/dev/null ||
+		{ echo "not ok - systemd-nspawn is missing (apt-get install systemd-container)"; exit 1; }
+	{
+		printf '[noded]\nstate = %s\nimages = %s\npod-log-dir = %s\n' "$NSTATE" "$IMAGES" "$LOGS"
+		for l; do printf '%s\n' "$l"; done
+	} >"$T/noded.conf"
+	"$root/tools/corral" image build-busybox --images "$IMAGES" >/dev/null 2>&1 ||
+		{ echo "not ok - corral image build-busybox failed"; exit 1; }
+	"$bin" --mount "$M" --name "$RN_NAME" --config "$T/noded.conf" --heartbeat-period 1s \
+		--cleanup-on-exit >>"$T/noded.log" 2>&1 &
+	NPID=$!
+}
+stop_real_node() {
+	[ -n "$NPID" ] || return 0
+	wait_for 30 sh -c "! pgrep -f -- '--director[y]=$NSTATE' >/dev/null"
+	kill "$NPID" 2>/dev/null
+	wait "$NPID" 2>/dev/null
+	NPID=
+	node_net_cleanup "$NSTATE" "$RN_NAME"
+}
