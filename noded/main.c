@@ -21,8 +21,8 @@
 #include "pull.h"
 #include "quantity.h"
 #include "runtime.h"
-#include "token.h"
 #include "static.h"
+#include "token.h"
 #include "util.h"
 
 #include <ctype.h>

@@ -21,3 +21,13 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# corral runs docker-registry only as the tests' own loopback registry: the
+# service Debian starts on installing it (listening on :5000, every
+# interface) is stopped and disabled again.
+case " $missing " in
+*" docker-registry "*)
+	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+		systemctl disable --now docker-registry.service >/dev/null 2>&1 || true
+	fi
+	;;
+esac
