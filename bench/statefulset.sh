@@ -1,20 +1,29 @@
 #!/bin/bash
 # bench/statefulset.sh BUILD_DIR: a StatefulSet of BENCH_PODS (20) real
-# busybox pods, each with a claim, all Ready, against a baseline measured in
-# the same run: as many pods created by hand one after another, each once
-# the previous one is Ready.
+# busybox pods, each with a claim from the StorageClass local-path, all
+# Ready, against a baseline measured in the same run: as many pods created
+# by hand one after another, each once the previous one is Ready, each with
+# a local-path claim of its own too.
 #
-# Starts a private corral-fs, corral-sched, corral-ctrl and one real
-# corral-noded node (busybox image from `corral image build-busybox`).
-# Every pod has a claim of its own on a hostPath PV the script creates
-# (type DirectoryOrCreate, made by the node), the claim written bound
-# (spec.volumeName): no binder or provisioner takes part, on either side.
-# Baseline: for each i, a claim base-i and a pod base-i mounting it are
-# written, then the pod's Ready condition is waited for (polled every
-# 50 ms) before the next. Then a StatefulSet web (OrderedReady) whose claims
-# www-web-i are written bound beforehand: the time from its write until
-# status.readyReplicas is BENCH_PODS (polled the same way). Prints one
-# table: metric, corral, baseline, ratio, and the issue's target (ratio
+# Starts a private corral-fs, corral-sched, corral-ctrl (controllers
+# statefulset, persistentvolume-binder, pvc-protection, pv-protection) and
+# one real corral-noded node (busybox image from `corral image
+# build-busybox`) whose volumes folder is inside the temporary folder. The
+# script writes the StorageClass local-path (provisioner corral.io/local-path,
+# volumeBindingMode WaitForFirstConsumer, reclaimPolicy Delete), as
+# `corral up` does. No PersistentVolume is written by hand: each claim stays
+# Pending until its pod is bound to the node, then corral-ctrl's
+# persistentvolume-binder provisions a volume pvc-UID there and binds it,
+# and the node makes its folder and mounts it.
+# Baseline: for each i, a claim base-i (storageClassName local-path) and a
+# pod base-i mounting it are written, then the pod's Ready condition is
+# waited for (polled every 50 ms) before the next: the same provisioning on
+# both sides. Then a StatefulSet web (OrderedReady) whose claims www-web-i
+# come from its volumeClaimTemplates (storageClassName local-path): the time
+# from its write until status.readyReplicas is BENCH_PODS (polled the same
+# way). Afterwards every www-web-i must be Bound to a volume provisioned by
+# corral.io/local-path whose folder is in the node's volumes folder. Prints
+# one table: metric, corral, baseline, ratio, and the issue's target (ratio
 # <= 2). Asserts nothing about time; it fails when it cannot measure.
 #
 # Knobs: BENCH_PODS (20), BENCH_WAIT_MAX seconds (300), BENCH_KEEP=1 keeps
@@ -43,7 +52,7 @@ eval "$(sed -n '/^hash8() {/,/^}/p; /^node_net_cleanup() {/,/^}/p' "$ROOT/tests/
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/corral-ssbench.XXXXXX") || die "mktemp fails"
 chmod 755 "$T"
-MNT=$T/mnt NODE=ssbench-a
+MNT=$T/mnt NODE=ssbench-a VOL=$T/volumes
 mkdir -p "$MNT" "$T/logs"
 FSPID= SCHEDPID= CTRLPID= NODEPID=
 
@@ -97,14 +106,21 @@ until_ok() {
 D=$MNT/namespaces/bench
 ready() { awk '/^    status: /{s=$2} /^    type: Ready$/{print s; exit}' "$D/pods/$1.yaml" 2>/dev/null | tr -d "'" | grep -qx True; }
 set_ready() { sed -n '/^status:/,$p' "$D/statefulsets/web.yaml" 2>/dev/null | grep -q "^  readyReplicas: $PODS\$"; }
-# pv NAME CLAIM: a hostPath PV pre-bound to CLAIM; claim CLAIM PV: the claim, bound
-pv() {
-	printf 'apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: %s}\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  claimRef: {namespace: bench, name: %s}\n  hostPath: {path: %s, type: DirectoryOrCreate}\n' \
-		"$1" "$2" "$T/pv/$1" >"$MNT/persistentvolumes/$1.yaml"
-}
+# claim NAME: a claim of the StorageClass local-path, no volume named
 claim() {
-	printf 'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, labels: {app: web}}\nspec:\n  volumeName: %s\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n' \
-		"$1" "$2" >"$D/persistentvolumeclaims/$1.yaml"
+	printf 'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, labels: {app: base}}\nspec:\n  storageClassName: local-path\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n' \
+		"$1" >"$D/persistentvolumeclaims/$1.yaml"
+}
+# local_bound CLAIM: the claim is Bound to a volume of corral.io/local-path
+# whose folder, in the node's volumes folder, exists
+local_bound() {
+	local f=$D/persistentvolumeclaims/$1.yaml v p
+	grep -q '^  phase: Bound$' "$f" 2>/dev/null || return 1
+	v=$(awk '/^  volumeName: /{print $2; exit}' "$f" | tr -d "'\"")
+	[ -n "$v" ] || return 1
+	grep -q 'pv.kubernetes.io/provisioned-by: corral.io/local-path' "$MNT/persistentvolumes/$v.yaml" 2>/dev/null || return 1
+	p=$(awk '/^    path: /{print $2; exit}' "$MNT/persistentvolumes/$v.yaml" | tr -d "'\"")
+	[ "$p" = "$VOL/$v" ] && [ -d "$p" ]
 }
 
 # --- corral-fs, the node, corral-sched, corral-ctrl ---------------------------------
@@ -119,7 +135,7 @@ done
 echo "statefulset bench: $PODS real pods, $(nproc) cpus, $(uname -r), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 "$ROOT/tools/corral" image build-busybox --images "$T/images" >"$T/image.log" 2>&1 ||
 	failed "corral image build-busybox: $(tail -2 "$T/image.log")"
-printf '[noded]\nstate = %s\nimages = %s\npod-log-dir = %s\n' "$T/nstate" "$T/images" "$T/logs" >"$T/noded.conf"
+printf '[noded]\nstate = %s\nimages = %s\npod-log-dir = %s\nvolumes = %s\n' "$T/nstate" "$T/images" "$T/logs" "$VOL" >"$T/noded.conf"
 "$NODED" --mount "$MNT" --name "$NODE" --config "$T/noded.conf" --heartbeat-period 1s \
 	--cleanup-on-exit >"$T/node.log" 2>&1 &
 NODEPID=$!
@@ -127,22 +143,25 @@ node_ready() { grep -q 'reason: KubeletReady' "$MNT/nodes/$NODE.yaml" 2>/dev/nul
 WAIT=30 until_ok node_ready || failed "the node did not register Ready within 30 s"
 "$SCHED" --mount "$MNT" >"$T/sched.log" 2>&1 &
 SCHEDPID=$!
-"$CTRL" --mount "$MNT" --leader-elect=false --controllers statefulset >"$T/ctrl.log" 2>&1 &
+"$CTRL" --mount "$MNT" --leader-elect=false --controllers statefulset,persistentvolume-binder,pvc-protection,pv-protection >"$T/ctrl.log" 2>&1 &
 CTRLPID=$!
 started() { grep -q 'controllers started' "$T/ctrl.log"; }
 WAIT=60 until_ok started || failed "corral-ctrl did not start within 60 s"
 mkdir "$D" || failed "mkdir of a namespace fails"
-for i in $(seq 0 $((PODS - 1))); do
-	pv "pv-base-$i" "base-$i"
-	claim "base-$i" "pv-base-$i"
-	pv "pv-web-$i" "www-web-$i"
-	claim "www-web-$i" "pv-web-$i"
-done
+cat >"$MNT/storageclasses/local-path.yaml" <<'Y' || failed "the StorageClass's write fails"
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-path}
+provisioner: corral.io/local-path
+reclaimPolicy: Delete
+volumeBindingMode: WaitForFirstConsumer
+Y
 
 # --- baseline: one pod after another, each once the previous is Ready --------------
-echo "baseline: $PODS pods with a claim each, one after another by hand ..."
+echo "baseline: $PODS pods with a local-path claim each, one after another by hand ..."
 t0=$(now_ms)
 for i in $(seq 0 $((PODS - 1))); do
+	claim "base-$i" || failed "claim base-$i: its write fails"
 	cat >"$D/pods/base-$i.yaml" <<Y || failed "pod base-$i: its write fails"
 apiVersion: v1
 kind: Pod
@@ -156,7 +175,10 @@ Y
 done
 t1=$(now_ms)
 base=$(secs "$t0" "$t1")
-for i in $(seq 0 $((PODS - 1))); do rm -f "$D/pods/base-$i.yaml"; done
+for i in $(seq 0 $((PODS - 1))); do
+	local_bound "base-$i" || failed "claim base-$i is not bound to a local-path volume in $VOL"
+	rm -f "$D/pods/base-$i.yaml"
+done
 
 # --- the StatefulSet -------------------------------------------------------------------
 echo "a StatefulSet of $PODS pods (OrderedReady) ..."
@@ -176,6 +198,7 @@ spec:
   volumeClaimTemplates:
   - metadata: {name: www}
     spec:
+      storageClassName: local-path
       accessModes: [ReadWriteOnce]
       resources: {requests: {storage: 1Gi}}
 Y
@@ -185,9 +208,10 @@ ss=$(secs "$t0" "$t1")
 for i in $(seq 0 $((PODS - 1))); do
 	ready "web-$i" || failed "web-$i is not Ready"
 	grep -q "claimName: www-web-$i\$" "$D/pods/web-$i.yaml" || failed "web-$i does not mount www-web-$i"
+	local_bound "www-web-$i" || failed "claim www-web-$i is not bound to a local-path volume in $VOL"
 done
 
 printf '%-56s %10s %10s %8s\n' metric corral baseline ratio
 printf '%-56s %10s %10s %8s\n' "seconds, $PODS pods with claims all Ready [one by one by hand]" "$ss" "$base" "$(ratio "$ss" "$base")"
 echo "target: the StatefulSet in <= 2x the baseline: $(ratio "$ss" "$base")x ($(awk -v a="$ss" -v b="$base" 'BEGIN { print (a <= 2 * b) ? "met" : "not met" }'))"
-echo "(claims on hostPath PVs made by this script, written bound: no binder or local-path provisioner on this branch)"
+echo "(claims of the StorageClass local-path, WaitForFirstConsumer: each volume provisioned on the node and bound by corral-ctrl's persistentvolume-binder once its pod was bound; $(ls "$VOL" | grep -c '^pvc-') volume folders in the node's volumes folder)"
