@@ -3,6 +3,7 @@
  * normalization of horizontal.go), pure; the second half reads the tree
  * and writes the target's scale and the HPA's status. */
 #include "hpa.h"
+#include "autoscale.h"
 #include "conditions.h"
 #include "ctrl.h"
 #include "events.h"
@@ -1161,19 +1162,7 @@ static struct ynode *hpa__metrics(const struct ynode *hpa, bool v1)
 		if (m && m->type == YNODE_SEQ && m->n)
 			return ynode_clone(m);
 	}
-	long long pct = obj_int(hpa, "spec.targetCPUUtilizationPercentage", 80);
-	struct ynode *target = ynode_new_map();
-	ynode_set(target, "type", ynode_new_str("Utilization"));
-	ynode_set(target, "averageUtilization", ynode_new_int(pct));
-	struct ynode *res = ynode_new_map();
-	ynode_set(res, "name", ynode_new_str("cpu"));
-	ynode_set(res, "target", target);
-	struct ynode *metric = ynode_new_map();
-	ynode_set(metric, "type", ynode_new_str("Resource"));
-	ynode_set(metric, "resource", res);
-	struct ynode *seq = ynode_new_seq();
-	ynode_append(seq, metric);
-	return seq;
+	return autoscale_cpu_metrics(obj_int(hpa, "spec.targetCPUUtilizationPercentage", 80));
 }
 
 /* The status, minus conditions: as setStatus() builds it. */

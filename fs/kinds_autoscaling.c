@@ -1,6 +1,7 @@
 /* kinds_autoscaling.c: the rules of the autoscaling API group's kind,
  * HorizontalPodAutoscaler, in its v1 shape (targetCPUUtilizationPercentage)
  * and its v2 shape (metrics, behavior). */
+#include "autoscale.h"
 #include "names.h"
 #include "util.h"
 #include "validate_impl.h"
@@ -184,18 +185,7 @@ static void default_hpa(struct vctx *c, struct ynode *obj)
 	v_default_int(spec, "minReplicas", 1);
 	if (hpa_v1(c) || !spec || !v_node_empty(ynode_get(spec, "metrics")))
 		return;
-	struct ynode *target = ynode_new_map();
-	ynode_set(target, "type", ynode_new_str("Utilization"));
-	ynode_set(target, "averageUtilization", ynode_new_int(80));
-	struct ynode *res = ynode_new_map();
-	ynode_set(res, "name", ynode_new_str("cpu"));
-	ynode_set(res, "target", target);
-	struct ynode *metric = ynode_new_map();
-	ynode_set(metric, "type", ynode_new_str("Resource"));
-	ynode_set(metric, "resource", res);
-	struct ynode *metrics = ynode_new_seq();
-	ynode_append(metrics, metric);
-	ynode_set(spec, "metrics", metrics);
+	ynode_set(spec, "metrics", autoscale_cpu_metrics(80));
 }
 
 /* HorizontalPodAutoscaler */

@@ -286,11 +286,9 @@ static int pods__mirror_change(void *data, struct ynode *obj, struct error **err
 /* Shows a static pod's status in its mirror, making the mirror when it is
  * missing or shows another version of the pod. */
 static int pods__mirror_show(struct pods *p, const char *key, const struct ynode *pod,
-			     const struct ynode *shown, const struct pod_report *report,
-			     const char *pod_ip, const struct ynode *status, struct error **err)
+			     const struct ynode *shown, const struct ynode *status,
+			     struct error **err)
 {
-	(void)report;
-	(void)pod_ip;
 	const char *hash = ynode_path_str(pod, "metadata.uid");
 	if (!hash)
 		return 0;
@@ -387,7 +385,7 @@ static int pods__sync(void *data, const char *key, struct error **err)
 	cleanup_ynode struct ynode *status =
 	    podstatus_build(pod, &report, p->host_ip, pod_ip, time(NULL));
 	if (is_static) {
-		r = pods__mirror_show(p, key, pod, shown, &report, pod_ip, status, err);
+		r = pods__mirror_show(p, key, pod, shown, status, err);
 	} else if (!ynode_equal(status, ynode_get(pod, "status"))) {
 		cleanup_free char *path = pods__path(p, key);
 		struct pods__write w = {p, uid, &report, pod_ip};

@@ -7,7 +7,6 @@
  * what the create gave; only one class can be the default, also across a
  * restart (load) and while a write making one is in flight. */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +22,7 @@
 #include "kinds.h"
 #include "priority.h"
 #include "store.h"
+#include "testlib.h"
 #include "util.h"
 #include "write.h"
 
@@ -34,14 +34,6 @@ struct fixture {
 	struct admission *a;
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static struct admission *default_admission(void)
 {
 	size_t n;
@@ -52,16 +44,8 @@ static struct admission *default_admission(void)
 static int setup(void **state)
 {
 	struct fixture *f = xcalloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-	snprintf(f->dir, sizeof(f->dir), "%s/corral-prio-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
+	if (testlib_store_temp(f->dir, sizeof(f->dir), "corral-prio", &f->s) < 0) {
 		free(f);
-		return -1;
-	}
-	struct error *err = NULL;
-	if (store_open(f->dir, &f->s, &err) < 0) {
-		fprintf(stderr, "store_open: %s\n", err->msg);
-		error_free(err);
 		return -1;
 	}
 	f->a = default_admission();
@@ -73,8 +57,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	admission_free(f->a);
-	store_close(f->s);
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	testlib_store_remove(f->dir, f->s);
 	free(f);
 	return 0;
 }

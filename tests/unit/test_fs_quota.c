@@ -9,7 +9,6 @@
  * sums after a restart (load), and LimitRange defaults filled in before
  * the quota is checked. */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +27,7 @@
 #include "quota.h"
 #include "quotacalc.h"
 #include "store.h"
+#include "testlib.h"
 #include "util.h"
 #include "write.h"
 
@@ -39,14 +39,6 @@ struct fixture {
 	struct admission *a;
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static struct admission *default_admission(void)
 {
 	size_t n;
@@ -57,16 +49,8 @@ static struct admission *default_admission(void)
 static int setup(void **state)
 {
 	struct fixture *f = xcalloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-	snprintf(f->dir, sizeof(f->dir), "%s/corral-quota-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
+	if (testlib_store_temp(f->dir, sizeof(f->dir), "corral-quota", &f->s) < 0) {
 		free(f);
-		return -1;
-	}
-	struct error *err = NULL;
-	if (store_open(f->dir, &f->s, &err) < 0) {
-		fprintf(stderr, "store_open: %s\n", err->msg);
-		error_free(err);
 		return -1;
 	}
 	f->a = default_admission();
@@ -78,8 +62,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	admission_free(f->a);
-	store_close(f->s);
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	testlib_store_remove(f->dir, f->s);
 	free(f);
 	return 0;
 }

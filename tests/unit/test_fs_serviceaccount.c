@@ -9,7 +9,6 @@
  * is left alone; an update written without what the create added keeps
  * it; ServiceAccounts loaded at a restart count. */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +24,7 @@
 #include "kinds.h"
 #include "serviceaccount.h"
 #include "store.h"
+#include "testlib.h"
 #include "util.h"
 #include "write.h"
 #include "ynode.h"
@@ -37,14 +37,6 @@ struct fixture {
 	struct admission *a;
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static struct admission *default_admission(void)
 {
 	size_t n;
@@ -55,16 +47,8 @@ static struct admission *default_admission(void)
 static int setup(void **state)
 {
 	struct fixture *f = xcalloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-	snprintf(f->dir, sizeof(f->dir), "%s/corral-sa-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
+	if (testlib_store_temp(f->dir, sizeof(f->dir), "corral-sa", &f->s) < 0) {
 		free(f);
-		return -1;
-	}
-	struct error *err = NULL;
-	if (store_open(f->dir, &f->s, &err) < 0) {
-		fprintf(stderr, "store_open: %s\n", err->msg);
-		error_free(err);
 		return -1;
 	}
 	f->a = default_admission();
@@ -76,8 +60,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	admission_free(f->a);
-	store_close(f->s);
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	testlib_store_remove(f->dir, f->s);
 	free(f);
 	return 0;
 }
