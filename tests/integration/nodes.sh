@@ -143,7 +143,7 @@ metadata: {name: stay}
 spec: {selector: {app: stay}, ports: [{port: 80}]}
 Y
 check "a pod tolerating unreachable for ever runs on h1, in its Endpoints" \
-	wait_for 15 sh -c "grep -q '^  - ip: ' '$D/endpoints/stay.yaml'"
+	wait_for 60 sh -c "grep -q '^  - ip: ' '$D/endpoints/stay.yaml'"
 ON_H1=$(on_node web h1 | wc -l)
 check "h1 holds some of the ReplicaSet's pods" test "$ON_H1" -gt 0
 
