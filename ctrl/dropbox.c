@@ -322,6 +322,13 @@ static void dropbox__scan(struct dropbox *db, const char *ns)
 		if (!dropbox__name(de->d_name) ||
 		    (de->d_type != DT_REG && de->d_type != DT_UNKNOWN))
 			continue;
+		/* A scan can meet a file its writer has created but not yet
+		 * written (cp opens, then writes): filed now it would be
+		 * filed empty and removed under the writer. Its close
+		 * brings it back here (IN_CLOSE_WRITE) with its content. */
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) == 0 && st.st_size == 0)
+			continue;
 		cleanup_free char *path =
 		    ns ? xasprintf("namespaces/%s/%s", ns, de->d_name) : xstrdup(de->d_name);
 		dropbox__submit(db, path, ns);

@@ -165,7 +165,7 @@ ms=$(((t1 - t0) / 1000000))
 check "a pod turning unready moves to notReadyAddresses within a second (${ms} ms)" test "$ms" -lt 1000
 check "... and leaves the addresses" test "$(ips "$(ep manual)" addresses)" = ""
 manual True
-check "... and back when ready again" wait_for 2 have_ips manual addresses "10.244.250.7 "
+check "... and back when ready again" wait_for 10 have_ips manual addresses "10.244.250.7 "
 mksvc pnr "{selector: {app: manual}, publishNotReadyAddresses: true, ports: [{port: 80}]}"
 manual False
 check "publishNotReadyAddresses lists an unready pod in addresses" wait_for 5 sh -c "[ -s '$(ep pnr)' ] && grep -q '^  - ip: 10.244.250.7\|^    ip: 10.244.250.7' '$(ep pnr)' && ! grep -q notReadyAddresses '$(ep pnr)'"
