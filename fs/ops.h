@@ -38,7 +38,7 @@
 
 #define FS_TTL		     3600.0
 #define FS_WORKERS	     16 /* requests that write the store at once */
-#define FS_QUIET_WAIT_MS     2000 /* how long a change waits for page cache readers */
+#define FS_QUIET_WAIT_MS     1000 /* how long a change waits for page cache readers */
 #define FS_SCRATCH_FILE_MAX  (16 << 20)
 #define FS_SCRATCH_TOTAL_MAX (256 << 20)
 

@@ -216,7 +216,23 @@ check "... and can once it is closed" grep -q 'name: creating' "$P/pods/creating
 rm -f "$P/pods/creating.yaml"
 printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\nspec:\n  containers: [{name: a, image: busybox}]\n' >"$P/pods/race.yaml"
 check "readers only ever see whole stored versions while writers rewrite in place" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3
-rm -f "$P/pods/race.yaml"
+check "... also when the versions span pages of different counts" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3 3
+# What an informer relies on: once a writer's close returns (IN_CLOSE_WRITE),
+# another process reads that version at once, from the page cache too.
+check "a read right after a close sees that version (resourceVersion only grows)" "$BUILD/tests/tools/read-fresh" "$P/configmaps/fresh.yaml" 200
+"$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 6 2 >"$T/race-load.log" 2>&1 &
+RACE=$!
+LOADERS=
+for _ in 1 2; do
+	(for _ in $(seq 400); do cat "$P/configmaps/fresh.yaml" "$P/pods/race.yaml" >/dev/null 2>&1; done) &
+	LOADERS="$LOADERS $!"
+done
+check "... and so it does under load (rewrites and readers of other files)" "$BUILD/tests/tools/read-fresh" "$P/configmaps/fresh.yaml" 200
+# shellcheck disable=SC2086
+wait $LOADERS
+check "readers under that load only saw whole versions" wait $RACE
+check "no change gave up waiting for the page cache's readers" test "$(grep -c 'changing it anyway' "$T/fs.log")" = 0
+rm -f "$P/pods/race.yaml" "$P/configmaps/fresh.yaml"
 
 # ---- inotify ----
 inotifywait -m -e close_write -e moved_to -e delete --format '%e %f' "$P/pods" >"$T/inotify.log" 2>"$T/inotify.err" &
