@@ -54,8 +54,8 @@ struct fs__job {
 	mode_t mode;
 	unsigned int flags;
 	int datasync;
-	struct fs__handle *handle;	/* FS_OP_OPEN: the handle being opened */
-	bool create;			/* FS_OP_OPEN: for a create (reply with entry) */
+	struct fs__handle *handle; /* FS_OP_OPEN: the handle being opened */
+	bool create;		   /* FS_OP_OPEN: for a create (reply with entry) */
 	struct fuse_entry_param entry;
 };
 

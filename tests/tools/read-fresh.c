@@ -63,8 +63,9 @@ static int fresh__reader(const char *path, int in, int out)
 			ssize_t n = fresh__read(path, buf, sizeof(buf));
 			if (!fresh__check(buf, n, seq, &rv) || rv < last) {
 				if (bad++ < 5)
-					fprintf(stderr, "read-fresh: read %d of version %d: stale or torn "
-							"(%zd bytes, rv %llu after %llu)\n",
+					fprintf(stderr,
+						"read-fresh: read %d of version %d: stale or torn "
+						"(%zd bytes, rv %llu after %llu)\n",
 						k + 1, seq, n, rv, last);
 			} else {
 				last = rv;

@@ -16,7 +16,7 @@
 
 #define RACE_TAIL "image: busybox}]\n"
 
-#define RACE_PAGE 4096
+#define RACE_PAGE      4096
 #define RACE_MAX_PAGES 8
 
 static void race__writer(const char *path, int secs, int id, int pages)
@@ -25,12 +25,15 @@ static void race__writer(const char *path, int secs, int id, int pages)
 	for (int i = 0; time(NULL) < end; i++) {
 		char buf[(RACE_MAX_PAGES + 1) * RACE_PAGE];
 		int pad = (i * 37 + id * 11) % 60 & 63;
-		int big = pages ? (i + id) % (pages + 1) * RACE_PAGE % (RACE_MAX_PAGES * RACE_PAGE + 1) : 0;
-		snprintf(buf, sizeof(buf),
-			 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\n  labels: {pad: x%0*d}\n"
-			 "  annotations: {big: y%0*d}\n"
-			 "spec:\n  containers: [{name: a, " RACE_TAIL,
-			 pad, i, big, i);
+		int big =
+		    pages ? (i + id) % (pages + 1) * RACE_PAGE % (RACE_MAX_PAGES * RACE_PAGE + 1)
+			  : 0;
+		snprintf(
+		    buf, sizeof(buf),
+		    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\n  labels: {pad: x%0*d}\n"
+		    "  annotations: {big: y%0*d}\n"
+		    "spec:\n  containers: [{name: a, " RACE_TAIL,
+		    pad, i, big, i);
 		int fd = open(path, O_WRONLY | O_TRUNC);
 		if (fd < 0)
 			continue;
