@@ -1409,21 +1409,29 @@ static int fs__open_object(struct fs *fs, uint64_t ino, int flags, struct fs__ha
 	return 0;
 }
 
-/* Undoes what opening h counted on node ino (its open, and how it reads
- * or writes). */
-static void fs__handle_closed(struct fs *fs, uint64_t ino, struct fs__handle *h)
+/* Undoes what opening h counted on node n (its open, and how it reads or
+ * writes); write lock held. Returns whether to call fs__quiet_wake() once
+ * the lock is released. */
+static bool fs__handle_uncount(struct node *n, struct fs__handle *h)
 {
 	bool wake = false;
+	n->open_count--;
+	if (h->write)
+		fs__writer_del(n, h);
+	if (h->cached)
+		wake = fs__cached_closed(n);
+	/* A writer's commit invalidated the kernel's copy at its flush:
+	 * readers may use the page cache again. */
+	if (h->changer && n->changing > 0)
+		n->changing--;
+	return wake;
+}
+
+/* fs__handle_uncount() for a handle that never served a request. */
+static void fs__handle_closed(struct fs *fs, uint64_t ino, struct fs__handle *h)
+{
 	struct node *n = fs__relock(fs, ino);
-	if (n) {
-		n->open_count--;
-		if (h->write)
-			fs__writer_del(n, h);
-		if (h->cached)
-			wake = fs__cached_closed(n);
-		if (h->changer && n->changing > 0)
-			n->changing--;
-	}
+	bool wake = n && fs__handle_uncount(n, h);
 	FS_UNLOCK(fs);
 	if (wake)
 		fs__quiet_wake(fs);
@@ -1965,15 +1973,7 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	bool wake = false;
 	struct node *n = fs__relock(fs, ino);
 	if (n) {
-		n->open_count--;
-		if (h->write)
-			fs__writer_del(n, h);
-		if (h->cached)
-			wake = fs__cached_closed(n);
-		/* A writer's commit invalidated the kernel's copy at its
-		 * flush: readers may use the page cache again. */
-		if (h->changer && n->changing > 0)
-			n->changing--;
+		wake = fs__handle_uncount(n, h);
 		if (empty_write && n->parent && n->open_count == 0) {
 			if (n->pending) {
 				/* Created and closed with nothing in it: no object. */
