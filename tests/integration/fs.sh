@@ -233,6 +233,16 @@ wait $LOADERS
 check "readers under that load only saw whole versions" wait $RACE
 check "no change gave up waiting for the page cache's readers" test "$(grep -c 'changing it anyway' "$T/fs.log")" = 0
 rm -f "$P/pods/race.yaml" "$P/configmaps/fresh.yaml"
+# A reader that keeps a file open holds a writer back for a second at most;
+# then the write goes ahead, and that reader reads the new version whole.
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\ndata:\n  seq: "1"\n' >"$P/configmaps/held.yaml"
+exec 8<"$P/configmaps/held.yaml"
+check "a write goes ahead while a reader keeps the file open" sh -c "printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\ndata:\n  seq: \"2\"\n  more: a longer text\n' >'$P/configmaps/held.yaml'"
+check "... after saying so in the log" grep -q 'changing it anyway' "$T/fs.log"
+cat <&8 >"$T/held.out"
+exec 8<&-
+check "... and that reader reads the new version whole" grep -q "more: a longer text" "$T/held.out"
+rm -f "$P/configmaps/held.yaml"
 
 # ---- inotify ----
 inotifywait -m -e close_write -e moved_to -e delete --format '%e %f' "$P/pods" >"$T/inotify.log" 2>"$T/inotify.err" &
