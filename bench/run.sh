@@ -35,10 +35,15 @@ for c in cc git fusermount3 du awk; do
 done
 cc -O2 -pthread -o "$FSB" "$SRC/fsbench.c" || die "cannot build fsbench"
 cc -O2 -o "$B/lmdbbase" "$SRC/lmdbbase.c" -llmdb || die "cannot build lmdbbase"
+# shellcheck disable=SC2046
+cc -O2 $(pkg-config --cflags fuse3) -o "$B/fusefloor" "$SRC/fusefloor.c" $(pkg-config --libs fuse3) ||
+	die "cannot build fusefloor"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/corral-bench.XXXXXX") || die "mktemp fails"
 MNT=$T/mnt
 TMPFS=$T/tmpfs
+FLOOR=$T/floor
+FLOORPID=
 STATE=$T/state
 HIST=$STATE/history.git
 mkdir -p "$MNT" "$TMPFS" "$STATE"
@@ -55,9 +60,14 @@ cleanup() {
 		alive && kill -KILL "$FSPID"
 	fi
 	[ -n "$FSPID" ] && wait "$FSPID" 2>/dev/null
+	if [ -n "$FLOORPID" ]; then
+		kill -TERM "$FLOORPID" 2>/dev/null
+		wait "$FLOORPID" 2>/dev/null
+	fi
+	is_mounted "$FLOOR" && { fusermount3 -u "$FLOOR" 2>/dev/null || umount -l "$FLOOR"; }
 	is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
 	is_mounted "$TMPFS" && { umount "$TMPFS" 2>/dev/null || umount -l "$TMPFS"; }
-	if is_mounted "$MNT" || is_mounted "$TMPFS"; then
+	if is_mounted "$MNT" || is_mounted "$TMPFS" || is_mounted "$FLOOR"; then
 		echo "bench: could not unmount everything; leaving $T" >&2
 	elif [ "${BENCH_KEEP:-0}" = 1 ]; then
 		echo "bench: kept $T" >&2
@@ -211,12 +221,22 @@ for th in 1 8; do
 done
 
 # --- reads of existing objects in a shuffled order ----------------------------
+# The floor: a minimal FUSE filesystem with as many files of an object's
+# size, read through the page cache (an open and a release per file).
+mkdir -p "$FLOOR"
+"$B/fusefloor" "$FLOOR" "$N" "$(wc -c <"$D/$last")" 2>"$T/floor.log" &
+FLOORPID=$!
+for _ in $(seq 100); do is_mounted "$FLOOR" && break; sleep 0.05; done
+is_mounted "$FLOOR" || die "fusefloor did not mount: $(tail -n 3 "$T/floor.log")"
 for th in 1 8; do
 	echo "reads: $th reader(s), ${SECS}s each ..."
 	c=$(fsbench read -d "$D" -n 1000000000 -t "$th" -s "$SECS") || fs_failed "the $th-reader run failed"
 	check_fs
 	t=$(fsbench read -d "$DT" -n 1000000000 -t "$th" -s "$SECS") || die "the $th-reader tmpfs run failed"
+	f=$(fsbench read -d "$FLOOR" -n 1000000000 -t "$th" -s "$SECS") || die "the $th-reader fusefloor run failed"
 	row "files read/s, random order, $th reader(s) [tmpfs]" "$(field "$c" rate)" "$(field "$t" rate)"
+	row "files read/s, $th reader(s) [minimal FUSE fs, page cache]" "$(field "$c" rate)" "$(field "$f" rate)"
+	row "minimal FUSE fs's files read/s, $th reader(s) [tmpfs]" "$(field "$f" rate)" "$(field "$t" rate)"
 done
 
 # --- ls -l of the folder --------------------------------------------------------

@@ -33,6 +33,12 @@ struct fs {
 	atomic_size_t scratch_bytes;
 	char hostname[256];
 
+	/* A change of an object waits for its page cache readers to close:
+	 * quiet_gen counts their last closes, under quiet_lock. */
+	pthread_mutex_t quiet_lock;
+	pthread_cond_t quiet_cond;
+	unsigned long quiet_gen;
+
 	pthread_mutex_t author_lock;
 	char *author; /* the last writer's name, and uid */
 	uid_t author_uid;
@@ -46,6 +52,15 @@ struct fs {
  * done without the lock (the store, the disk), the node may have gone
  * (NULL) or moved meanwhile. The caller unlocks, found or not. */
 struct node *fs__relock(struct fs *fs, uint64_t ino);
+
+/* Brackets a change of object ino's text by anything but a writer's
+ * handle (which does the same from open to release): begin keeps new
+ * readers off the page cache and waits (up to FS_QUIET_WAIT_MS) until
+ * those that read through it have closed; end lets them back, after the
+ * change has invalidated the kernel's copy. From a worker only, without
+ * the tree lock. */
+void fs__change_begin(struct fs *fs, uint64_t ino);
+void fs__change_end(struct fs *fs, uint64_t ino);
 
 /* "name <name@host>" of the request's user, for the history. */
 char *fs__author(fuse_req_t req, struct fs *fs);

@@ -254,6 +254,15 @@ int namespace_delete(fuse_req_t req, struct fs *fs, uint64_t nsroot_ino, const c
 		bool busy = nsdir && namespace__busy(nsdir);
 		FS_UNLOCK(fs);
 		if (busy || namespace__finalize(fs, &t, author) != WRITE_GONE) {
+			/* The Namespace file shows it Terminating: a change like
+			 * any other (fs.h). */
+			FS_LOCK_R(fs);
+			nsroot = tree_by_ino(fs->tree, nsroot_ino);
+			struct node *was = nsroot ? tree_child(fs->tree, nsroot, fname) : NULL;
+			uint64_t was_ino = was ? was->ino : 0;
+			FS_UNLOCK(fs);
+			if (was_ino)
+				fs__change_begin(fs, was_ino);
 			struct store_record rec = {0};
 			bool stored = store_get(fs->store, key, &rec, NULL) == 0;
 			uint64_t obj_ino = 0;
@@ -270,6 +279,8 @@ int namespace_delete(fuse_req_t req, struct fs *fs, uint64_t nsroot_ino, const c
 			store_record_clear(&rec);
 			if (obj_ino)
 				fuse_lowlevel_notify_inval_inode(fs->se, obj_ino, 0, 0);
+			if (was_ino)
+				fs__change_end(fs, was_ino);
 			return 0;
 		}
 	}

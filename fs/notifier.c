@@ -8,7 +8,7 @@
 #include <string.h>
 
 struct notifier__inval {
-	uint64_t parent;
+	uint64_t parent; /* the folder, or the inode when name is NULL */
 	char *name;
 	struct notifier__inval *next;
 };
@@ -30,16 +30,26 @@ struct notifier *notifier_new(void)
 	return x;
 }
 
-void notifier_inval_entry(struct notifier *x, uint64_t parent, const char *name)
+static void notifier__queue(struct notifier *x, uint64_t parent, const char *name)
 {
 	struct notifier__inval *iv = xcalloc(1, sizeof(*iv));
 	iv->parent = parent;
-	iv->name = xstrdup(name);
+	iv->name = name ? xstrdup(name) : NULL;
 	pthread_mutex_lock(&x->lock);
 	iv->next = x->head;
 	x->head = iv;
 	pthread_cond_signal(&x->cond);
 	pthread_mutex_unlock(&x->lock);
+}
+
+void notifier_inval_entry(struct notifier *x, uint64_t parent, const char *name)
+{
+	notifier__queue(x, parent, name);
+}
+
+void notifier_inval_inode(struct notifier *x, uint64_t ino)
+{
+	notifier__queue(x, ino, NULL);
 }
 
 static void notifier__free_list(struct notifier__inval *list)
@@ -65,8 +75,11 @@ static void *notifier__run(void *arg)
 		x->head = NULL;
 		pthread_mutex_unlock(&x->lock);
 		for (struct notifier__inval *iv = list; iv; iv = iv->next)
-			fuse_lowlevel_notify_inval_entry(x->se, iv->parent, iv->name,
-							 strlen(iv->name));
+			if (iv->name)
+				fuse_lowlevel_notify_inval_entry(x->se, iv->parent, iv->name,
+								 strlen(iv->name));
+			else
+				fuse_lowlevel_notify_inval_inode(x->se, iv->parent, 0, 0);
 		notifier__free_list(list);
 		pthread_mutex_lock(&x->lock);
 	}

@@ -36,8 +36,11 @@ enum fs__op {
 	FS_OP_UNLINK,
 	FS_OP_RENAME,
 	FS_OP_FLUSH,
-	FS_OP_FSYNC
+	FS_OP_FSYNC,
+	FS_OP_OPEN /* a writer's open that waits for the page cache's readers */
 };
+
+struct fs__handle;
 
 struct fs__job {
 	enum fs__op op;
@@ -51,6 +54,9 @@ struct fs__job {
 	mode_t mode;
 	unsigned int flags;
 	int datasync;
+	struct fs__handle *handle; /* FS_OP_OPEN: the handle being opened */
+	bool create;		   /* FS_OP_OPEN: for a create (reply with entry) */
+	struct fuse_entry_param entry;
 };
 
 struct fs__handle {
@@ -61,6 +67,9 @@ struct fs__handle {
 	bool wrote;		  /* scratch: written (or truncated) through this handle */
 	bool append;		  /* object written with O_APPEND */
 	bool fresh;		  /* object: opened, nothing written or truncated yet */
+	bool cached;		  /* object read through the page cache (counted in
+				     the node's cached) */
+	bool changer;		  /* object writer (counted in the node's changing) */
 	pid_t pid;		  /* object writer: the thread that opened it */
 	int failed;		  /* a write or truncation refused (its errno): every
 				     later close fails and commits nothing */
@@ -89,6 +98,78 @@ struct node *fs__relock(struct fs *fs, uint64_t ino)
 {
 	FS_LOCK_W(fs);
 	return tree_by_ino(fs->tree, ino);
+}
+
+/* ---- the page cache's readers and the changes that wait for them ---- */
+
+/* Waits until object ino has no reader served through the page cache,
+ * or FS_QUIET_WAIT_MS have passed. Without the tree lock. */
+static void fs__wait_quiet(struct fs *fs, uint64_t ino)
+{
+	struct timespec end;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += FS_QUIET_WAIT_MS / 1000;
+	end.tv_nsec += (FS_QUIET_WAIT_MS % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&fs->quiet_lock);
+	for (;;) {
+		unsigned long gen = fs->quiet_gen;
+		pthread_mutex_unlock(&fs->quiet_lock);
+		FS_LOCK_R(fs);
+		struct node *n = tree_by_ino(fs->tree, ino);
+		int readers = n ? n->cached : 0;
+		FS_UNLOCK(fs);
+		pthread_mutex_lock(&fs->quiet_lock);
+		if (readers == 0)
+			break;
+		int rc = 0;
+		while (fs->quiet_gen == gen && rc != ETIMEDOUT)
+			rc = pthread_cond_timedwait(&fs->quiet_cond, &fs->quiet_lock, &end);
+		if (rc == ETIMEDOUT) {
+			log_warn("inode %ju: %d reader(s) kept it open %d ms; changing it anyway",
+				 (uintmax_t)ino, readers, FS_QUIET_WAIT_MS);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fs->quiet_lock);
+}
+
+/* A page cache reader of n closed (write lock held): tells the changes
+ * waiting for n when it was the last. Returns whether to call
+ * fs__quiet_wake() once the lock is released. */
+static bool fs__cached_closed(struct node *n)
+{
+	if (n->cached > 0)
+		n->cached--;
+	return n->cached == 0 && n->changing > 0;
+}
+
+static void fs__quiet_wake(struct fs *fs)
+{
+	pthread_mutex_lock(&fs->quiet_lock);
+	fs->quiet_gen++;
+	pthread_cond_broadcast(&fs->quiet_cond);
+	pthread_mutex_unlock(&fs->quiet_lock);
+}
+
+void fs__change_begin(struct fs *fs, uint64_t ino)
+{
+	struct node *n = fs__relock(fs, ino);
+	if (n)
+		n->changing++;
+	FS_UNLOCK(fs);
+	fs__wait_quiet(fs, ino);
+}
+
+void fs__change_end(struct fs *fs, uint64_t ino)
+{
+	struct node *n = fs__relock(fs, ino);
+	if (n && n->changing > 0)
+		n->changing--;
+	FS_UNLOCK(fs);
 }
 
 /* ---- names ---- */
@@ -575,6 +656,9 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 		fs__reject(fs, t.path, err);
 		error_free(err);
 		fs__undo_pending(fs, ino, t.key);
+		/* The writer's bytes may have grown the size the kernel keeps
+		 * for the file: it asks again. */
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 		fs__target_clear(&t);
 		return e;
 	}
@@ -690,6 +774,7 @@ static int fs__truncate(fuse_req_t req, struct fs *fs, uint64_t ino, off_t lengt
 		return 0;
 	/* truncate(2) of an object: commit what is left. */
 	struct error *err = NULL;
+	fs__change_begin(fs, ino);
 	struct blob *cur = fs__load(fs, ino, &err);
 	if (!cur) {
 		e = fs__errno(err);
@@ -699,6 +784,7 @@ static int fs__truncate(fuse_req_t req, struct fs *fs, uint64_t ino, off_t lengt
 		memcpy(buf, cur->data, size < cur->len ? size : cur->len);
 		e = fs__commit_node(req, fs, ino, buf, size);
 	}
+	fs__change_end(fs, ino);
 	blob_unref(cur);
 	return e;
 }
@@ -911,12 +997,16 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return 0;
 	}
 	fs__target_of(dir, name, &t);
+	uint64_t ino = n->ino;
 	FS_UNLOCK(fs);
 	cleanup_free char *author = fs__author(req, fs);
 	struct error *err = NULL;
+	/* An object with finalizers stays, changed (being deleted). */
+	fs__change_begin(fs, ino);
 	int r = fs__delete(fs, &t.w, author, &err);
 	if (r < 0 && r != -ENOENT) {
 		int e = fs__errno(err);
+		fs__change_end(fs, ino);
 		fs__reject(fs, t.path, err);
 		error_free(err);
 		fs__target_clear(&t);
@@ -937,6 +1027,7 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	FS_UNLOCK(fs);
 	if (kept_ino)
 		fuse_lowlevel_notify_inval_inode(fs->se, kept_ino, 0, 0);
+	fs__change_end(fs, ino);
 	fs__target_clear(&t);
 	return 0;
 }
@@ -1297,7 +1388,7 @@ static bool fs__handle_fail(struct fs__handle *h, int e)
 static int fs__open_object(struct fs *fs, uint64_t ino, int flags, struct fs__handle *h)
 {
 	h->write = (flags & O_ACCMODE) != O_RDONLY;
-	if (h->write && (flags & O_TRUNC))
+	if ((h->write && (flags & O_TRUNC)) || h->snap)
 		return 0;
 	struct error *err = NULL;
 	struct blob *b = fs__load(fs, ino, &err);
@@ -1318,12 +1409,137 @@ static int fs__open_object(struct fs *fs, uint64_t ino, int flags, struct fs__ha
 	return 0;
 }
 
-static void fs__opened(struct fs *fs, uint64_t ino)
+/* Undoes what opening h counted on node n (its open, and how it reads or
+ * writes); write lock held. Returns whether to call fs__quiet_wake() once
+ * the lock is released. */
+static bool fs__handle_uncount(struct node *n, struct fs__handle *h)
+{
+	bool wake = false;
+	n->open_count--;
+	if (h->write)
+		fs__writer_del(n, h);
+	if (h->cached)
+		wake = fs__cached_closed(n);
+	/* A writer's commit invalidated the kernel's copy at its flush:
+	 * readers may use the page cache again. */
+	if (h->changer && n->changing > 0)
+		n->changing--;
+	return wake;
+}
+
+/* fs__handle_uncount() for a handle that never served a request. */
+static void fs__handle_closed(struct fs *fs, uint64_t ino, struct fs__handle *h)
 {
 	struct node *n = fs__relock(fs, ino);
-	if (n)
-		n->open_count++;
+	bool wake = n && fs__handle_uncount(n, h);
 	FS_UNLOCK(fs);
+	if (wake)
+		fs__quiet_wake(fs);
+}
+
+/* Counts a new handle h of object n (write lock held) and chooses how it
+ * is served: a writer keeps new readers off the page cache until it is
+ * released, and must wait (returns true) until those already reading
+ * through it have closed; a reader goes through the page cache when no
+ * change is under way, else it reads its own snapshot with direct I/O. */
+static bool fs__object_opening(struct node *n, struct fs__handle *h, bool writing)
+{
+	h->write = writing;
+	if (writing) {
+		n->changing++;
+		h->changer = true;
+		return n->cached > 0;
+	}
+	if (n->changing == 0 && !n->writers) {
+		n->cached++;
+		h->cached = true;
+	}
+	h->snap = blob_ref(n->content); /* NULL: loaded by fs__open_object */
+	return false;
+}
+
+/* The rest of an open (or of a create that found its file), once h is
+ * counted: the handle's contents, then the reply (with entry e for a
+ * create). Runs in the loop, or in a worker for a writer that waited. */
+static void fs__open_finish(fuse_req_t req, struct fs *fs, uint64_t ino, struct fuse_file_info *fi,
+			    enum node_type type, struct fs__handle *h,
+			    const struct fuse_entry_param *entry)
+{
+	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY;
+	int e = 0;
+	if (type == NODE_OBJECT) {
+		e = fs__open_object(fs, ino, fi->flags, h);
+		if (!e && h->write) {
+			struct node *n = fs__relock(fs, ino);
+			if (n)
+				fs__writer_add(n, h, req);
+			FS_UNLOCK(fs);
+		}
+		/* A writer's bytes (and the size the kernel keeps for them)
+		 * must not reach the page cache that readers share: writers
+		 * and the readers that open during a change use direct I/O,
+		 * and the latter read their snapshot. See ops.h. */
+		fi->direct_io = !h->cached;
+		fi->keep_cache = h->cached;
+		h->append = h->write && (fi->flags & O_APPEND);
+		if (h->write && (fi->flags & O_TRUNC))
+			h->dirty = true;
+	} else if (type == NODE_ERRORS) {
+		h->snap = fs__errors_blob(fs);
+		fi->direct_io = 1;
+	} else if (type == NODE_SCRATCH && (fi->flags & O_TRUNC)) {
+		h->wrote = true;
+	} else if (type == NODE_LOGFILE) {
+		FS_LOCK_R(fs);
+		struct node *n = tree_by_ino(fs->tree, ino);
+		cleanup_free char *source = n && n->source ? xstrdup(n->source) : NULL;
+		FS_UNLOCK(fs);
+		h->fd = source ? open(source, O_RDONLY | O_CLOEXEC) : -1;
+		if (h->fd < 0)
+			e = source ? errno : ENOENT;
+		fi->direct_io = 1; /* it grows behind the kernel's back */
+	}
+	if (e) {
+		fs__handle_closed(fs, ino, h);
+		fs__handle_free(h);
+		if (entry) { /* the kernel never gets the entry it was counted for */
+			struct node *n = fs__relock(fs, ino);
+			if (n)
+				tree_forget(fs->tree, n, 1);
+			FS_UNLOCK(fs);
+		}
+		fuse_reply_err(req, e);
+		return;
+	}
+	/* Only a handle that writes an object has anything to do at close:
+	 * spare the kernel's flush round trip for all the others. */
+	fi->noflush = !(type == NODE_OBJECT && h->write) && !(type == NODE_SCRATCH && writing);
+	fi->fh = (uint64_t)(uintptr_t)h;
+	int r = entry ? fuse_reply_create(req, entry, fi) : fuse_reply_open(req, fi);
+	if (r == -ENOENT) {
+		/* The opener was interrupted: no release will come. */
+		fs__handle_closed(fs, ino, h);
+		fs__handle_free(h);
+	}
+}
+
+static void fs__queue(struct fs *fs, struct fs__job *job);
+static struct fs__job *fs__job(enum fs__op op, fuse_req_t req, fuse_ino_t ino, const char *name);
+
+/* Hands a writer's open to a worker, which waits for the page cache's
+ * readers of the object to close before it replies. */
+static void fs__open_later(fuse_req_t req, struct fs *fs, uint64_t ino, struct fuse_file_info *fi,
+			   struct fs__handle *h, const struct fuse_entry_param *entry)
+{
+	struct fs__job *j = fs__job(FS_OP_OPEN, req, ino, NULL);
+	j->fi = *fi;
+	j->has_fi = true;
+	j->handle = h;
+	if (entry) {
+		j->create = true;
+		j->entry = *entry;
+	}
+	fs__queue(fs, j);
 }
 
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1364,64 +1580,13 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	n->open_count++;
-	FS_UNLOCK(fs);
-
 	struct fs__handle *h = fs__handle_new();
-	int e = 0;
-	if (type == NODE_OBJECT) {
-		e = fs__open_object(fs, ino, fi->flags, h);
-		if (!e && h->write) {
-			n = fs__relock(fs, ino);
-			if (n)
-				fs__writer_add(n, h, req);
-			FS_UNLOCK(fs);
-		}
-		/* No page cache for objects: a writer's bytes (and the size
-		 * the kernel keeps for them) would reach other readers through
-		 * it, and a reader's snapshot is the only version it may see. */
-		fi->direct_io = 1;
-		h->append = h->write && (fi->flags & O_APPEND);
-		if (h->write && (fi->flags & O_TRUNC))
-			h->dirty = true;
-	} else if (type == NODE_ERRORS) {
-		h->snap = fs__errors_blob(fs);
-		fi->direct_io = 1;
-	} else if (type == NODE_SCRATCH && (fi->flags & O_TRUNC)) {
-		h->wrote = true;
-	} else if (type == NODE_LOGFILE) {
-		FS_LOCK_R(fs);
-		n = tree_by_ino(fs->tree, ino);
-		cleanup_free char *source = n && n->source ? xstrdup(n->source) : NULL;
-		FS_UNLOCK(fs);
-		h->fd = source ? open(source, O_RDONLY | O_CLOEXEC) : -1;
-		if (h->fd < 0)
-			e = source ? errno : ENOENT;
-		fi->direct_io = 1; /* it grows behind the kernel's back */
-	}
-	if (e) {
-		fs__handle_free(h);
-		n = fs__relock(fs, ino);
-		if (n)
-			n->open_count--;
-		FS_UNLOCK(fs);
-		fuse_reply_err(req, e);
-		return;
-	}
-	/* Only a handle that writes an object has anything to do at close:
-	 * spare the kernel's flush round trip for all the others. */
-	fi->noflush = !(type == NODE_OBJECT && h->write) && !(type == NODE_SCRATCH && writing);
-	fi->fh = (uint64_t)(uintptr_t)h;
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		/* The opener was interrupted: no release will come. */
-		n = fs__relock(fs, ino);
-		if (n) {
-			n->open_count--;
-			if (h->write)
-				fs__writer_del(n, h);
-		}
-		FS_UNLOCK(fs);
-		fs__handle_free(h);
-	}
+	bool wait = type == NODE_OBJECT && fs__object_opening(n, h, writing);
+	FS_UNLOCK(fs);
+	if (wait)
+		fs__open_later(req, fs, ino, fi, h, NULL);
+	else
+		fs__open_finish(req, fs, ino, fi, type, h, NULL);
 }
 
 static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -1448,24 +1613,17 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (n) {
 		/* Lost a race with another creator: open what is there. */
 		uint64_t ino = n->ino;
+		enum node_type type = n->type;
+		bool writing = (fi->flags & O_ACCMODE) != O_RDONLY;
 		fs__entry(n, &e);
-		FS_UNLOCK(fs);
+		n->open_count++;
 		struct fs__handle *h = fs__handle_new();
-		if (n->type == NODE_OBJECT) {
-			fs__open_object(fs, ino, fi->flags, h);
-			h->dirty = h->write && (fi->flags & O_TRUNC);
-			h->append = h->write && (fi->flags & O_APPEND);
-			fi->direct_io = h->write;
-			if (h->write) {
-				struct node *cn = fs__relock(fs, ino);
-				if (cn)
-					fs__writer_add(cn, h, req);
-				FS_UNLOCK(fs);
-			}
-		}
-		fs__opened(fs, ino);
-		fi->fh = (uint64_t)(uintptr_t)h;
-		fuse_reply_create(req, &e, fi);
+		bool wait = type == NODE_OBJECT && fs__object_opening(n, h, writing);
+		FS_UNLOCK(fs);
+		if (wait)
+			fs__open_later(req, fs, ino, fi, h, &e);
+		else
+			fs__open_finish(req, fs, ino, fi, type, h, &e);
 		return;
 	}
 	const struct kind_info *k = fs__object_kind(dir, name);
@@ -1491,8 +1649,11 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	n->open_count++;
 	fs__entry(n, &e);
 	struct fs__handle *h = fs__handle_new();
-	if (k)
+	if (k) {
 		fs__writer_add(n, h, req);
+		n->changing++;
+		h->changer = true;
+	}
 	FS_UNLOCK(fs);
 	h->write = k != NULL;
 	h->dirty = k != NULL; /* creating is writing, even with no bytes */
@@ -1515,6 +1676,21 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			fuse_reply_err(req, errno);
 		else
 			fuse_reply_buf(req, buf, (size_t)r);
+		return;
+	}
+	if (h->cached) {
+		/* What fills the page cache is the current text, whatever this
+		 * handle opened: no change happens while it is open (changes
+		 * wait for it), unless one gave up waiting (ops.h). */
+		FS_LOCK_R(fs);
+		struct node *n = tree_by_ino(fs->tree, ino);
+		struct blob *b = n && n->type == NODE_OBJECT && n->content ? blob_ref(n->content)
+									   : blob_ref(h->snap);
+		FS_UNLOCK(fs);
+		size_t o = (size_t)off < b->len ? (size_t)off : b->len;
+		size_t cnt = b->len - o < size ? b->len - o : size;
+		fuse_reply_buf(req, b->data + o, cnt);
+		blob_unref(b);
 		return;
 	}
 	if (h->snap) {
@@ -1791,19 +1967,13 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
 	bool empty_write = h->write && h->dirty && h->len == 0 && !h->failed;
-	if (h->write) {
-		struct node *wn = fs__relock(fs, ino);
-		if (wn)
-			fs__writer_del(wn, h);
-		FS_UNLOCK(fs);
-	}
-	fs__handle_free(h);
 	uint64_t dir_ino = 0;
 	cleanup_free char *gone = NULL;
 	cleanup_free char *path = NULL;
+	bool wake = false;
 	struct node *n = fs__relock(fs, ino);
 	if (n) {
-		n->open_count--;
+		wake = fs__handle_uncount(n, h);
 		if (empty_write && n->parent && n->open_count == 0) {
 			if (n->pending) {
 				/* Created and closed with nothing in it: no object. */
@@ -1822,12 +1992,17 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		}
 	}
 	FS_UNLOCK(fs);
+	fs__handle_free(h);
+	if (wake)
+		fs__quiet_wake(fs);
 	if (path) {
 		struct error e = {
 		    EINVAL,
 		    "an empty write was ignored: the object is unchanged (rm deletes an object)"};
 		fs__reject(fs, path, &e);
-		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+		/* Not from the loop: a read through the page cache may be
+		 * under way, and only the loop would answer it. */
+		notifier_inval_inode(fs->notifier, ino);
 	}
 	if (gone)
 		notifier_inval_entry(fs->notifier, dir_ino, gone);
@@ -1983,8 +2158,6 @@ static void fs__setattr_reply(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 /* ---- the workers ---- */
 
-static void fs__queue(struct fs *fs, struct fs__job *job);
-
 static void fs__run(struct fs__job *j)
 {
 	struct fuse_file_info *fi = j->has_fi ? &j->fi : NULL;
@@ -2028,6 +2201,13 @@ static void fs__run(struct fs__job *j)
 	case FS_OP_FSYNC:
 		fuse_reply_err(j->req, fs__fsync(j->req, j->ino, j->datasync, fi));
 		break;
+	case FS_OP_OPEN: {
+		struct fs *fs = fs__of(j->req);
+		fs__wait_quiet(fs, j->ino);
+		fs__open_finish(j->req, fs, j->ino, &j->fi, NODE_OBJECT, j->handle,
+				j->create ? &j->entry : NULL);
+		break;
+	}
 	}
 }
 
@@ -2192,6 +2372,12 @@ struct fs *fs_new(struct store *store, const char *gitdir)
 	fs->errors = errors_new();
 	fs->notifier = notifier_new();
 	fs->workers = workers_new();
+	pthread_mutex_init(&fs->quiet_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&fs->quiet_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	if (gethostname(fs->hostname, sizeof(fs->hostname) - 1) < 0)
 		strcpy(fs->hostname, "localhost");
 	pthread_mutex_init(&fs->author_lock, NULL);
@@ -2374,5 +2560,7 @@ void fs_free(struct fs *fs)
 	free(fs->gitdir);
 	free(fs->log_dir);
 	pthread_mutex_destroy(&fs->author_lock);
+	pthread_mutex_destroy(&fs->quiet_lock);
+	pthread_cond_destroy(&fs->quiet_cond);
 	free(fs);
 }

@@ -2,23 +2,35 @@
  * store and the history.
  *
  * Caching: entries and attributes are cached by the kernel for FS_TTL
- * seconds. Object contents are never in the page cache (direct I/O): the
- * kernel shares one page cache and one i_size among all openers, so a
- * writer's bytes or truncation would reach readers before the write is
- * taken. Without atomic O_TRUNC, open(O_TRUNC)'s truncation arrives as a
- * setattr naming no handle, from the opening thread; it is applied to the
- * writer that thread has just opened (and that has done nothing yet),
- * never to another's buffer. Every size is checked against its limit
- * before it is allocated. Caching entries and attributes is safe
- * because every change reaches the store through this mount: the kernel
- * sees each create, unlink and rename itself, and where the stored result
- * differs from what the kernel saw (a write is normalized when it is
- * committed, a rename commits the file it moves), the handler invalidates
- * the inode before it replies, so that no reader sees stale bytes after
- * the inotify event. Invalidations that would need a folder lock the
- * kernel holds during the current request (a namespace's folder and its
- * Namespace file leave together) go through a notifier thread instead.
- * .errors is read with direct I/O and no attribute cache.
+ * seconds, and object contents in its page cache (keep_cache), under
+ * these rules (corral-fs(8), Caching):
+ * - Every change of an object's text (a writer's commit, a rename over
+ *   it, a truncation by path, an rm that leaves it being deleted, a
+ *   namespace turning Terminating) sets the node's text, then
+ *   invalidates the inode (pages and attributes) before the request is
+ *   answered: a reader told by inotify reads the new version and size.
+ * - The kernel shares one page cache and one i_size among all openers,
+ *   and a direct write beyond i_size grows it for every reader. So a
+ *   node's "changing" counts the changes under way (a writer from open
+ *   to release); readers that open while it is non-zero get direct I/O
+ *   and their own snapshot. Those that read through the page cache are
+ *   counted in "cached", and a change first waits until it is zero
+ *   (fs__wait_quiet, FS_QUIET_WAIT_MS at most, then it goes ahead and
+ *   logs it); a writer's open waits in a worker, never in the loop.
+ * - A READ through the page cache serves the node's current text, so
+ *   the cache never holds a version older than the node.
+ * - No atomic O_TRUNC: open(O_TRUNC)'s truncation arrives as a setattr
+ *   naming no handle, from the opening thread; it is applied to the
+ *   writer that thread has just opened (and that has done nothing yet),
+ *   never to another's buffer, and the reply keeps the stored size.
+ * - Inode invalidations are sent without the tree lock, and from the
+ *   loop only through the notifier thread: the kernel may be waiting in
+ *   the invalidation for a READ of a page cache page that only the loop
+ *   answers. Entry invalidations that need a folder lock the kernel holds
+ *   during the current request (a namespace's folder and its Namespace
+ *   file leave together) go through the notifier too.
+ * Every size is checked against its limit before it is allocated.
+ * .errors and container logs are read with direct I/O.
  *
  * Threads: the session loop is single-threaded (on these virtual machines a
  * hand-over between threads costs more than serving a lookup or a read),
@@ -37,7 +49,8 @@
 #include "store.h"
 
 #define FS_TTL		     3600.0
-#define FS_WORKERS	     16 /* requests that write the store at once */
+#define FS_WORKERS	     16	  /* requests that write the store at once */
+#define FS_QUIET_WAIT_MS     1000 /* how long a change waits for page cache readers */
 #define FS_SCRATCH_FILE_MAX  (16 << 20)
 #define FS_SCRATCH_TOTAL_MAX (256 << 20)
 

@@ -72,6 +72,9 @@ struct node {
 	bool drop;	  /* scratch: a drop box file, checked when closed */
 	char *source;	  /* NODE_LOGPOD, NODE_LOGFILE: the folder or file on disk */
 	void *writers;	  /* objects: the open handles that write them (ops.c's) */
+	int cached;	  /* objects: open readers served through the page cache */
+	int changing;	  /* objects: writers and changes under way (keep new
+			     readers off the page cache; see ops.h) */
 
 	/* Folder children, in insertion order. */
 	struct node *first, *last, *prev, *next;

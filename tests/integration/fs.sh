@@ -216,7 +216,33 @@ check "... and can once it is closed" grep -q 'name: creating' "$P/pods/creating
 rm -f "$P/pods/creating.yaml"
 printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\nspec:\n  containers: [{name: a, image: busybox}]\n' >"$P/pods/race.yaml"
 check "readers only ever see whole stored versions while writers rewrite in place" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3
-rm -f "$P/pods/race.yaml"
+check "... also when the versions span pages of different counts" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3 3
+# What an informer relies on: once a writer's close returns (IN_CLOSE_WRITE),
+# another process reads that version at once, from the page cache too.
+check "a read right after a close sees that version (resourceVersion only grows)" "$BUILD/tests/tools/read-fresh" "$P/configmaps/fresh.yaml" 200
+"$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 6 2 >"$T/race-load.log" 2>&1 &
+RACE=$!
+LOADERS=
+for _ in 1 2; do
+	(for _ in $(seq 400); do cat "$P/configmaps/fresh.yaml" "$P/pods/race.yaml" >/dev/null 2>&1; done) &
+	LOADERS="$LOADERS $!"
+done
+check "... and so it does under load (rewrites and readers of other files)" "$BUILD/tests/tools/read-fresh" "$P/configmaps/fresh.yaml" 200
+# shellcheck disable=SC2086
+wait $LOADERS
+check "readers under that load only saw whole versions" wait $RACE
+check "no change gave up waiting for the page cache's readers" test "$(grep -c 'changing it anyway' "$T/fs.log")" = 0
+rm -f "$P/pods/race.yaml" "$P/configmaps/fresh.yaml"
+# A reader that keeps a file open holds a writer back for a second at most;
+# then the write goes ahead, and that reader reads the new version whole.
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\ndata:\n  seq: "1"\n' >"$P/configmaps/held.yaml"
+exec 8<"$P/configmaps/held.yaml"
+check "a write goes ahead while a reader keeps the file open" sh -c "printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\ndata:\n  seq: \"2\"\n  more: a longer text\n' >'$P/configmaps/held.yaml'"
+check "... after saying so in the log" grep -q 'changing it anyway' "$T/fs.log"
+cat <&8 >"$T/held.out"
+exec 8<&-
+check "... and that reader reads the new version whole" grep -q "more: a longer text" "$T/held.out"
+rm -f "$P/configmaps/held.yaml"
 
 # ---- inotify ----
 inotifywait -m -e close_write -e moved_to -e delete --format '%e %f' "$P/pods" >"$T/inotify.log" 2>"$T/inotify.err" &

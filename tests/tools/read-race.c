@@ -2,7 +2,10 @@
  * write, close), readers must only ever read a whole stored version: never
  * an empty file, a NUL byte, or a text cut short. Exits 1 if any read was
  * bad. Used by tests/integration/fs.sh.
- *   read-race PATH SECONDS */
+ *   read-race PATH SECONDS [PAGES]
+ * With PAGES, the versions' lengths also vary by up to PAGES pages, so
+ * that a version spans several pages of the page cache and the next one
+ * ends on another. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,17 +16,24 @@
 
 #define RACE_TAIL "image: busybox}]\n"
 
-static void race__writer(const char *path, int secs, int id)
+#define RACE_PAGE      4096
+#define RACE_MAX_PAGES 8
+
+static void race__writer(const char *path, int secs, int id, int pages)
 {
 	time_t end = time(NULL) + secs;
 	for (int i = 0; time(NULL) < end; i++) {
-		char buf[2048];
-		int pad = (i * 37 + id * 11) % 60;
+		char buf[(RACE_MAX_PAGES + 1) * RACE_PAGE];
+		int pad = (i * 37 + id * 11) % 60 & 63;
+		int big =
+		    pages ? (i + id) % (pages + 1) * RACE_PAGE % (RACE_MAX_PAGES * RACE_PAGE + 1)
+			  : 0;
 		snprintf(
 		    buf, sizeof(buf),
 		    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\n  labels: {pad: x%0*d}\n"
+		    "  annotations: {big: y%0*d}\n"
 		    "spec:\n  containers: [{name: a, " RACE_TAIL,
-		    pad, i);
+		    pad, i, big, i);
 		int fd = open(path, O_WRONLY | O_TRUNC);
 		if (fd < 0)
 			continue;
@@ -38,7 +48,7 @@ static int race__reader(const char *path, int secs)
 	time_t end = time(NULL) + secs;
 	long reads = 0, bad = 0;
 	while (time(NULL) < end) {
-		char buf[8192];
+		static char buf[(RACE_MAX_PAGES + 2) * RACE_PAGE];
 		int fd = open(path, O_RDONLY);
 		if (fd < 0)
 			continue;
@@ -62,14 +72,19 @@ static int race__reader(const char *path, int secs)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: read-race PATH SECONDS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: read-race PATH SECONDS [PAGES]\n");
 		return 2;
 	}
 	int secs = atoi(argv[2]);
+	int pages = argc == 4 ? atoi(argv[3]) : 0;
+	if (pages < 0 || pages > RACE_MAX_PAGES) {
+		fprintf(stderr, "read-race: PAGES is 0 to %d\n", RACE_MAX_PAGES);
+		return 2;
+	}
 	for (int w = 0; w < 2; w++)
 		if (fork() == 0) {
-			race__writer(argv[1], secs, w);
+			race__writer(argv[1], secs, w, pages);
 			_exit(0);
 		}
 	for (int r = 0; r < 3; r++)
