@@ -90,12 +90,13 @@ static int binding__precheck(const struct write_target *t, const struct ynode *b
 }
 
 int binding_apply(const struct write_target *t, const char *text, size_t len, const char *old_yaml,
-		  size_t old_len, char **out, size_t *out_len, struct error **err)
+		  size_t old_len, struct ynode **pod, struct ynode **old, struct error **err)
 {
 	if (!t->kind || strcmp(t->kind->kind, "Pod") != 0 || !binding__maybe(text, len))
 		return 0;
 	cleanup_ynode struct ynode *b = NULL;
-	if (yaml_parse_one(text, len, &b, NULL) < 0 || !b || b->type != YNODE_MAP)
+	if (yaml_refuse_nul(text, len, NULL) < 0 || yaml_parse_one(text, len, &b, NULL) < 0 ||
+	    !b || b->type != YNODE_MAP)
 		return 0; /* not ours to judge: the pod's checks say what is wrong */
 	const char *kind = ynode_str(ynode_get(b, "kind"));
 	if (!kind || strcmp(kind, "Binding") != 0)
@@ -106,17 +107,22 @@ int binding_apply(const struct write_target *t, const char *text, size_t len, co
 	if (!old_yaml)
 		return error_set(err, ENOENT, "pods \"%s\" not found: a Binding binds a pod",
 				 t->name);
-	cleanup_ynode struct ynode *pod = NULL;
-	if (yaml_parse_one(old_yaml, old_len, &pod, err) < 0)
-		return -EIO; /* the stored pod: not the writer's fault */
-	int r = binding__precheck(t, b, pod, err);
+	cleanup_ynode struct ynode *stored = NULL;
+	if (yaml_parse_one(old_yaml, old_len, &stored, err) < 0) {
+		if (err && *err)
+			(*err)->status = EIO; /* the stored pod: not the writer's fault */
+		return -EIO;
+	}
+	int r = binding__precheck(t, b, stored, err);
 	if (r < 0)
 		return r;
 	char now[RFC3339_SIZE];
 	rfc3339_format(time(NULL), now);
-	ynode_set(ynode_get_map(pod, "spec"), "nodeName", ynode_new_str(node));
+	struct ynode *bound = ynode_clone(stored);
+	ynode_set(ynode_get_map(bound, "spec"), "nodeName", ynode_new_str(node));
 	const struct condition c = {"PodScheduled", "True", NULL, NULL};
-	condition_set(ynode_get_map(pod, "status"), &c, now, CONDITION_PROBE_TIME);
-	*out = yaml_emit(pod, out_len);
+	condition_set(ynode_get_map(bound, "status"), &c, now, CONDITION_PROBE_TIME);
+	*pod = bound;
+	*old = steal_pointer(&stored);
 	return 1;
 }

@@ -18,11 +18,11 @@
 #include "error.h"
 #include "write.h"
 
-/* If text is a Binding written to a pod, *out is the pod it makes of the
- * stored one (old_yaml, NULL when there is none), malloc'd, and 1 is
- * returned; 0 (out untouched) when it is anything else; -errno with err
- * set when it cannot bind. */
+/* If text is a Binding written to a pod, *pod is the pod it makes of the
+ * stored one (old_yaml, NULL when there is none) and *old the stored one as
+ * parsed, both the caller's, and 1 is returned; 0 (nothing set) when it is
+ * anything else; -errno with err set when it cannot bind. */
 int binding_apply(const struct write_target *t, const char *text, size_t len, const char *old_yaml,
-		  size_t old_len, char **out, size_t *out_len, struct error **err);
+		  size_t old_len, struct ynode **pod, struct ynode **old, struct error **err);
 
 #endif

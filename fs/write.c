@@ -45,10 +45,9 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		bool have_old = r == 0;
 
 		/* A Binding written to a pod is the pod it binds (binding.h). */
-		cleanup_free char *bound = NULL;
-		size_t bound_len = 0;
+		struct ynode *bound = NULL, *bound_old = NULL;
 		r = binding_apply(t, text, len, have_old ? old.yaml : NULL, old.len, &bound,
-				  &bound_len, err);
+				  &bound_old, err);
 		if (r < 0) {
 			store_record_clear(&old);
 			return r;
@@ -58,8 +57,10 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		struct object_build b = {.kind = t->kind,
 					 .ns = t->ns,
 					 .name = t->name,
-					 .text = bound ? bound : text,
-					 .len = bound ? bound_len : len,
+					 .text = text,
+					 .len = len,
+					 .text_tree = bound,
+					 .old_tree = bound_old,
 					 .old_yaml = have_old ? old.yaml : NULL,
 					 .old_len = old.len,
 					 .old_decl_rv = old.decl_rv};
