@@ -95,8 +95,8 @@ int binding_apply(const struct write_target *t, const char *text, size_t len, co
 	if (!t->kind || strcmp(t->kind->kind, "Pod") != 0 || !binding__maybe(text, len))
 		return 0;
 	cleanup_ynode struct ynode *b = NULL;
-	if (yaml_refuse_nul(text, len, NULL) < 0 || yaml_parse_one(text, len, &b, NULL) < 0 ||
-	    !b || b->type != YNODE_MAP)
+	if (yaml_refuse_nul(text, len, NULL) < 0 || yaml_parse_one(text, len, &b, NULL) < 0 || !b ||
+	    b->type != YNODE_MAP)
 		return 0; /* not ours to judge: the pod's checks say what is wrong */
 	const char *kind = ynode_str(ynode_get(b, "kind"));
 	if (!kind || strcmp(kind, "Binding") != 0)
