@@ -24,7 +24,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <search.h>
 #include <stdlib.h>
@@ -194,17 +193,20 @@ static char *informer__kind_dir(const struct informer *inf, const struct informe
 
 /* Listeners. */
 
+static void informer__tell_add(const struct informer__listener *l, const struct informer__obj *o)
+{
+	if (l->q)
+		workqueue_add(l->q, o->key);
+	else if (l->items && l->ih.on_add)
+		l->ih.on_add(l->data, o->key, o->item);
+	else if (!l->items && l->h.on_add)
+		l->h.on_add(l->data, o->key, o->obj);
+}
+
 static void informer__emit_add(struct informer *inf, const struct informer__obj *o)
 {
-	for (size_t i = 0; i < inf->nlisteners; i++) {
-		struct informer__listener *l = &inf->listeners[i];
-		if (l->q)
-			workqueue_add(l->q, o->key);
-		else if (l->items && l->ih.on_add)
-			l->ih.on_add(l->data, o->key, o->item);
-		else if (!l->items && l->h.on_add)
-			l->h.on_add(l->data, o->key, o->obj);
-	}
+	for (size_t i = 0; i < inf->nlisteners; i++)
+		informer__tell_add(&inf->listeners[i], o);
 }
 
 static void informer__emit_update(struct informer *inf, const struct informer__obj *o,
@@ -266,47 +268,13 @@ static void informer__remove(struct informer *inf, struct informer__ns *ns, cons
 	informer__obj_free(inf, o);
 }
 
-/* Reads a whole object file, NULL with errno set. A short read is its end:
- * the mount serves an object whole from one snapshot (direct I/O), and
- * files elsewhere are regular. So no fstat() for its size, which costs the
- * mount a GETATTR round trip for every file changed since it was read. */
-static char *informer__read(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 16384, n = 0;
-	char *buf = xmalloc(cap);
-	for (;;) {
-		size_t want = cap - n - 1;
-		ssize_t r = read(fd, buf + n, want);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			close(fd);
-			free(buf);
-			errno = e;
-			return NULL;
-		}
-		n += (size_t)r;
-		if ((size_t)r < want)
-			break;
-		buf = xrealloc(buf, cap *= 2);
-	}
-	close(fd);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 /* Brings one object in line with its file. */
 static void informer__refresh(struct informer *inf, struct informer__ns *ns, const char *name)
 {
 	cleanup_free char *dir = informer__kind_dir(inf, ns);
 	cleanup_free char *path = xasprintf("%s/%s.yaml", dir, name);
 	size_t len;
-	cleanup_free char *buf = informer__read(path, &len);
+	cleanup_free char *buf = util_read_object_file(path, &len);
 	if (!buf) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			informer__remove(inf, ns, name);
@@ -933,14 +901,8 @@ static void informer__replay(struct informer *inf, const struct informer__listen
 		    informer__nodes(((struct informer__ns *)nss.items[i])->objs);
 		for (size_t j = 0; j < v.n; j++) {
 			const struct informer__obj *o = v.items[j];
-			if (!informer__has(o))
-				continue;
-			if (l->q)
-				workqueue_add(l->q, o->key);
-			else if (l->items && l->ih.on_add)
-				l->ih.on_add(l->data, o->key, o->item);
-			else if (!l->items && l->h.on_add)
-				l->h.on_add(l->data, o->key, o->obj);
+			if (informer__has(o))
+				informer__tell_add(l, o);
 		}
 		free(v.items);
 	}

@@ -29,31 +29,14 @@
 	"apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: dev\nspec:\n"             \
 	"  containers:\n  - name: c\n    image: busybox\n"
 
-struct fixture {
-	char dir[64];
-	struct store *s;
-};
+#define fixture testlib_store_fixture
 
 static const struct write_target web = {
     .ns = "dev", .name = "web", .key = "namespaces/dev/pods/web"};
 
 static int setup(void **state)
 {
-	struct fixture *f = xcalloc(1, sizeof(*f));
-	if (testlib_store_temp(f->dir, sizeof(f->dir), "corral-binding", &f->s) < 0) {
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	testlib_store_remove(f->dir, f->s);
-	free(f);
-	return 0;
+	return testlib_store_setup(state, "corral-binding");
 }
 
 /* Writes text to dev/web; returns 0 or -errno, the error's text in msg. */
@@ -177,7 +160,7 @@ static void test_binding__a_pod_that_names_it_is_a_pod(void **state)
 	assert_null(ynode_path(after, "spec.nodeName"));
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, testlib_store_teardown)
 
 int main(void)
 {
