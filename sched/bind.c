@@ -103,7 +103,7 @@ static void sched_bind__job_free(struct sched_bind__job *j)
 static char *sched_bind__status_text(struct sched_bind__job *j, size_t *len, int *status)
 {
 	size_t n = 0;
-	cleanup_free char *text = util_read_file(j->path, &n);
+	cleanup_free char *text = util_read_object_file(j->path, &n);
 	if (!text) {
 		*status = errno ? errno : EIO;
 		return NULL;
