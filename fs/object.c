@@ -199,17 +199,21 @@ int object_build(struct object_build *b, struct error **err)
 	if (b->len > OBJECT_MAX_BYTES)
 		return error_set(err, EFBIG, "the document is %zu bytes, over the limit of %d",
 				 b->len, OBJECT_MAX_BYTES);
-	/* Whatever its encoding: the text may be a string copy that ends at
-	 * its first NUL byte, so nothing may read past one. */
-	if ((r = yaml_refuse_nul(b->text, b->len, err)) < 0)
+	old = steal_pointer(&b->old_tree);
+	if ((obj = steal_pointer(&b->text_tree))) {
+		/* Parsed by the caller (a Binding's pod, binding.h). */
+	} else if ((r = yaml_refuse_nul(b->text, b->len, err)) < 0) {
+		/* Whatever its encoding: the text may be a string copy that
+		 * ends at its first NUL byte, so nothing may read past one. */
 		return r;
-	if ((r = yaml_parse_one(b->text, b->len, &obj, err)) < 0)
+	} else if ((r = yaml_parse_one(b->text, b->len, &obj, err)) < 0) {
 		return r;
+	}
 	if (obj->type != YNODE_MAP)
 		return error_set(err, EINVAL,
 				 "the document is not a mapping (an object needs apiVersion, kind "
 				 "and metadata)");
-	if (b->old_yaml && yaml_parse_one(b->old_yaml, b->old_len, &old, err) < 0) {
+	if (!old && b->old_yaml && yaml_parse_one(b->old_yaml, b->old_len, &old, err) < 0) {
 		error_prefix(err, "the stored object does not parse");
 		if (err && *err)
 			(*err)->status = EIO; /* as returned: not the writer's fault */
@@ -401,6 +405,8 @@ int object_build(struct object_build *b, struct error **err)
 
 void object_build_clear(struct object_build *b)
 {
+	ynode_free(steal_pointer(&b->text_tree));
+	ynode_free(steal_pointer(&b->old_tree));
 	ynode_free(b->obj);
 	ynode_free(b->old);
 	b->old = NULL;

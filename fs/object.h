@@ -29,7 +29,9 @@ struct object_build {
 	size_t len;
 	const char *old_yaml; /* the stored object, NULL on create */
 	size_t old_len;
-	uint64_t old_decl_rv; /* revision of its last declared change (0: unknown) */
+	uint64_t old_decl_rv;	 /* revision of its last declared change (0: unknown) */
+	struct ynode *text_tree; /* text parsed already, or NULL (taken) */
+	struct ynode *old_tree;	 /* old_yaml parsed already, or NULL (taken) */
 	/* Out. */
 	struct ynode *obj; /* to store (resourceVersion set by the store) */
 	struct ynode *old; /* old_yaml parsed (NULL on create), for the hooks */

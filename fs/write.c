@@ -9,6 +9,7 @@
  * turn comes. The retry loop is left for writers that do not take the key
  * (none in corral-fs today). */
 #include "write.h"
+#include "binding.h"
 #include "finalizers.h"
 #include "object.h"
 #include "util.h"
@@ -43,12 +44,23 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		error_free(gerr);
 		bool have_old = r == 0;
 
+		/* A Binding written to a pod is the pod it binds (binding.h). */
+		struct ynode *bound = NULL, *bound_old = NULL;
+		r = binding_apply(t, text, len, have_old ? old.yaml : NULL, old.len, &bound,
+				  &bound_old, err);
+		if (r < 0) {
+			store_record_clear(&old);
+			return r;
+		}
+
 		/* Parse, validate, default. */
 		struct object_build b = {.kind = t->kind,
 					 .ns = t->ns,
 					 .name = t->name,
 					 .text = text,
 					 .len = len,
+					 .text_tree = bound,
+					 .old_tree = bound_old,
 					 .old_yaml = have_old ? old.yaml : NULL,
 					 .old_len = old.len,
 					 .old_decl_rv = old.decl_rv};

@@ -46,11 +46,13 @@
 
 /* One file of the kind's folder that looked like an object. */
 struct informer__obj {
-	char *name;	   /* first: trees compare by it; without ".yaml" */
+	const char *name;  /* first: trees compare by it; without ".yaml"; in key */
 	char *key;	   /* "ns/name" or "name" */
 	struct ynode *obj; /* the last version that parsed; NULL if none did */
+	void *item;	   /* with a transform, what it made of that version */
 	uint64_t hash;	   /* of the bytes last read */
 	unsigned gen;	   /* the listing that last saw the file */
+	bool skip;	   /* informer_skip_next(): leave the next close unread */
 };
 
 /* A namespace; the one record of a cluster-scoped kind has the name "". */
@@ -77,6 +79,8 @@ struct informer__watch {
 
 struct informer__listener {
 	struct informer_handlers h;
+	struct informer_item_handlers ih; /* used when items */
+	bool items;
 	void *data;
 	struct workqueue *q;
 };
@@ -109,7 +113,8 @@ struct informer {
 	} * gone;
 	size_t ngone;
 	struct loop_timer *gone_timer;
-	uint64_t grace_ms; /* INFORMER__GONE_GRACE_MS unless set */
+	uint64_t grace_ms;	      /* INFORMER__GONE_GRACE_MS unless set */
+	struct informer_transform xf; /* xf.make NULL: keep trees */
 };
 
 #define INFORMER__GONE_GRACE_MS 250
@@ -188,47 +193,63 @@ static char *informer__kind_dir(const struct informer *inf, const struct informe
 
 /* Listeners. */
 
+static void informer__tell_add(const struct informer__listener *l, const struct informer__obj *o)
+{
+	if (l->q)
+		workqueue_add(l->q, o->key);
+	else if (l->items && l->ih.on_add)
+		l->ih.on_add(l->data, o->key, o->item);
+	else if (!l->items && l->h.on_add)
+		l->h.on_add(l->data, o->key, o->obj);
+}
+
 static void informer__emit_add(struct informer *inf, const struct informer__obj *o)
 {
-	for (size_t i = 0; i < inf->nlisteners; i++) {
-		struct informer__listener *l = &inf->listeners[i];
-		if (l->q)
-			workqueue_add(l->q, o->key);
-		else if (l->h.on_add)
-			l->h.on_add(l->data, o->key, o->obj);
-	}
+	for (size_t i = 0; i < inf->nlisteners; i++)
+		informer__tell_add(&inf->listeners[i], o);
 }
 
 static void informer__emit_update(struct informer *inf, const struct informer__obj *o,
-				  const struct ynode *old)
+				  const struct ynode *old, void *old_item)
 {
 	for (size_t i = 0; i < inf->nlisteners; i++) {
 		struct informer__listener *l = &inf->listeners[i];
 		if (l->q)
 			workqueue_add(l->q, o->key);
-		else if (l->h.on_update)
+		else if (l->items && l->ih.on_update)
+			l->ih.on_update(l->data, o->key, old_item, o->item);
+		else if (!l->items && l->h.on_update)
 			l->h.on_update(l->data, o->key, old, o->obj);
 	}
 }
 
-static void informer__emit_delete(struct informer *inf, const char *key, const struct ynode *old)
+static void informer__emit_delete(struct informer *inf, const char *key, const struct ynode *old,
+				  void *old_item)
 {
 	for (size_t i = 0; i < inf->nlisteners; i++) {
 		struct informer__listener *l = &inf->listeners[i];
 		if (l->q)
 			workqueue_add(l->q, key);
-		else if (l->h.on_delete)
+		else if (l->items && l->ih.on_delete)
+			l->ih.on_delete(l->data, key, old_item);
+		else if (!l->items && l->h.on_delete)
 			l->h.on_delete(l->data, key, old);
 	}
 }
 
 /* Objects. */
 
-static void informer__obj_free(void *p)
+/* Whether o holds a version that parsed (a tree, or an item). */
+static bool informer__has(const struct informer__obj *o)
 {
-	struct informer__obj *o = p;
+	return o->obj || o->item;
+}
+
+static void informer__obj_free(struct informer *inf, struct informer__obj *o)
+{
 	ynode_free(o->obj);
-	free(o->name);
+	if (o->item)
+		inf->xf.free(o->item);
 	free(o->key);
 	free(o);
 }
@@ -240,11 +261,11 @@ static void informer__remove(struct informer *inf, struct informer__ns *ns, cons
 	if (!o)
 		return;
 	tdelete(o, &ns->objs, informer__cmp_name);
-	if (o->obj) {
+	if (informer__has(o)) {
 		inf->count--;
-		informer__emit_delete(inf, o->key, o->obj);
+		informer__emit_delete(inf, o->key, o->obj, o->item);
 	}
-	informer__obj_free(o);
+	informer__obj_free(inf, o);
 }
 
 /* Brings one object in line with its file. */
@@ -253,7 +274,7 @@ static void informer__refresh(struct informer *inf, struct informer__ns *ns, con
 	cleanup_free char *dir = informer__kind_dir(inf, ns);
 	cleanup_free char *path = xasprintf("%s/%s.yaml", dir, name);
 	size_t len;
-	cleanup_free char *buf = util_read_file(path, &len);
+	cleanup_free char *buf = util_read_object_file(path, &len);
 	if (!buf) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			informer__remove(inf, ns, name);
@@ -263,14 +284,16 @@ static void informer__refresh(struct informer *inf, struct informer__ns *ns, con
 	}
 	uint64_t hash = fnv1a(buf, len);
 	struct informer__obj *o = informer__tfind_name(&ns->objs, name);
+	if (o)
+		o->skip = false; /* read now: nothing left to skip */
 	if (o && o->hash == hash) {
 		o->gen = inf->gen;
 		return;
 	}
 	if (!o) {
 		o = xcalloc(1, sizeof(*o));
-		o->name = xstrdup(name);
 		o->key = ns->name[0] ? xasprintf("%s/%s", ns->name, name) : xstrdup(name);
+		o->name = ns->name[0] ? o->key + strlen(ns->name) + 1 : o->key;
 		informer__tinsert(o, &ns->objs, informer__cmp_name);
 	}
 	o->hash = hash;
@@ -284,6 +307,19 @@ static void informer__refresh(struct informer *inf, struct informer__ns *ns, con
 		ynode_free(doc);
 		return;
 	}
+	if (inf->xf.make) {
+		void *old_item = o->item;
+		o->item = inf->xf.make(inf->xf.data, o->key, doc);
+		ynode_free(doc);
+		if (!old_item) {
+			inf->count++;
+			informer__emit_add(inf, o);
+			return;
+		}
+		informer__emit_update(inf, o, NULL, old_item);
+		inf->xf.free(old_item);
+		return;
+	}
 	struct ynode *old = o->obj;
 	if (old && ynode_equal(old, doc)) {
 		ynode_free(doc); /* other bytes, same object */
@@ -295,7 +331,7 @@ static void informer__refresh(struct informer *inf, struct informer__ns *ns, con
 		informer__emit_add(inf, o);
 		return;
 	}
-	informer__emit_update(inf, o, old);
+	informer__emit_update(inf, o, old, NULL);
 	ynode_free(old);
 }
 
@@ -686,9 +722,13 @@ static void informer__on_kind_event(struct informer *inf, struct informer__ns *n
 	}
 	if ((ev->mask & IN_ISDIR) || !ev->len || !informer__object_name(ev->name, &name))
 		return;
-	if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO))
-		informer__refresh(inf, ns, name);
-	else if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
+	if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
+		struct informer__obj *o = informer__tfind_name(&ns->objs, name);
+		if (o && o->skip && (ev->mask & IN_CLOSE_WRITE))
+			o->skip = false;
+		else
+			informer__refresh(inf, ns, name);
+	} else if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
 		informer__gone(inf, ns, name);
 	free(name);
 }
@@ -802,10 +842,19 @@ struct informer *informer_new(struct loop *loop, const char *mount, const char *
 	return inf;
 }
 
-static void informer__ns_free(void *p)
+/* tdestroy() frees the tree; its nodes are freed after, with inf at hand. */
+static void informer__node_keep(void *p)
 {
-	struct informer__ns *ns = p;
-	tdestroy(ns->objs, informer__obj_free);
+	(void)p;
+}
+
+static void informer__ns_free(struct informer *inf, struct informer__ns *ns)
+{
+	struct informer__vec v = informer__nodes(ns->objs);
+	tdestroy(ns->objs, informer__node_keep);
+	for (size_t i = 0; i < v.n; i++)
+		informer__obj_free(inf, v.items[i]);
+	free(v.items);
 	free(ns->name);
 	free(ns);
 }
@@ -827,7 +876,11 @@ void informer_free(struct informer *inf)
 	}
 	free(inf->gone);
 	tdestroy(inf->watches, free);
-	tdestroy(inf->nss, informer__ns_free);
+	struct informer__vec v = informer__nodes(inf->nss);
+	tdestroy(inf->nss, informer__node_keep);
+	for (size_t i = 0; i < v.n; i++)
+		informer__ns_free(inf, v.items[i]);
+	free(v.items);
 	free(inf->listeners);
 	free(inf->root);
 	free(inf->plural);
@@ -840,14 +893,20 @@ void informer_freep(struct informer **inf)
 	*inf = NULL;
 }
 
-static int informer__replay(void *data, const char *key, const struct ynode *obj)
+static void informer__replay(struct informer *inf, const struct informer__listener *l)
 {
-	struct informer__listener *l = data;
-	if (l->q)
-		workqueue_add(l->q, key);
-	else if (l->h.on_add)
-		l->h.on_add(l->data, key, obj);
-	return 0;
+	struct informer__vec nss = informer__nodes(inf->nss);
+	for (size_t i = 0; i < nss.n; i++) {
+		struct informer__vec v =
+		    informer__nodes(((struct informer__ns *)nss.items[i])->objs);
+		for (size_t j = 0; j < v.n; j++) {
+			const struct informer__obj *o = v.items[j];
+			if (informer__has(o))
+				informer__tell_add(l, o);
+		}
+		free(v.items);
+	}
+	free(nss.items);
 }
 
 static void informer__listen(struct informer *inf, struct informer__listener l)
@@ -855,7 +914,7 @@ static void informer__listen(struct informer *inf, struct informer__listener l)
 	inf->listeners = xrealloc(inf->listeners, (inf->nlisteners + 1) * sizeof(*inf->listeners));
 	inf->listeners[inf->nlisteners++] = l;
 	if (inf->started)
-		informer_foreach(inf, NULL, informer__replay, &l);
+		informer__replay(inf, &l);
 }
 
 void informer_add_handlers(struct informer *inf, const struct informer_handlers *h, void *data)
@@ -866,6 +925,17 @@ void informer_add_handlers(struct informer *inf, const struct informer_handlers 
 void informer_add_queue(struct informer *inf, struct workqueue *q)
 {
 	informer__listen(inf, (struct informer__listener){.q = q});
+}
+
+void informer_add_item_handlers(struct informer *inf, const struct informer_item_handlers *h,
+				void *data)
+{
+	informer__listen(inf, (struct informer__listener){.ih = *h, .items = true, .data = data});
+}
+
+void informer_set_transform(struct informer *inf, const struct informer_transform *t)
+{
+	inf->xf = *t;
 }
 
 void informer_set_resync(struct informer *inf, uint64_t period_ms)
@@ -914,7 +984,7 @@ void informer_resync(struct informer *inf)
 		informer__relist(inf);
 }
 
-const struct ynode *informer_get(const struct informer *inf, const char *key)
+static struct informer__obj *informer__find(const struct informer *inf, const char *key)
 {
 	char nsname[NAME_MAX + 1] = "";
 	const char *name = key;
@@ -929,8 +999,26 @@ const struct ynode *informer_get(const struct informer *inf, const char *key)
 	struct informer__ns *ns = informer__tfind_name(&inf->nss, nsname);
 	if (!ns)
 		return NULL;
-	struct informer__obj *o = informer__tfind_name(&ns->objs, name);
+	return informer__tfind_name(&ns->objs, name);
+}
+
+const struct ynode *informer_get(const struct informer *inf, const char *key)
+{
+	struct informer__obj *o = informer__find(inf, key);
 	return o ? o->obj : NULL;
+}
+
+void *informer_get_item(const struct informer *inf, const char *key)
+{
+	struct informer__obj *o = informer__find(inf, key);
+	return o ? o->item : NULL;
+}
+
+void informer_skip_next(struct informer *inf, const char *key)
+{
+	struct informer__obj *o = informer__find(inf, key);
+	if (o)
+		o->skip = true;
 }
 
 static int informer__visit_ns(const struct informer__ns *ns, informer_visit_cb cb, void *data)

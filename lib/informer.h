@@ -11,6 +11,9 @@
  *
  * Keys are "ns/name" for namespaced kinds and "name" for cluster-scoped ones.
  * Objects belong to the cache: a handler that wants to keep one clones it.
+ * An informer with a transform keeps no trees at all: only what the
+ * transform draws from each object (a compact struct, say), which its
+ * item handlers and informer_get_item() see.
  * The cache changes before handlers hear of it, so informer_get() inside a
  * handler sees the new state. Handlers must not free the informer or call
  * informer_resync(). Single-threaded: the loop's thread only. */
@@ -36,6 +39,24 @@ struct informer_handlers {
 	void (*on_delete)(void *data, const char *key, const struct ynode *old);
 };
 
+/* With a transform (set before informer_start()), each object read is
+ * handed to make(), whose result (never NULL) is kept instead of the tree;
+ * the tree is freed at once. Only item handlers and queues may listen then:
+ * informer_get() and informer_foreach() see nothing. An object whose bytes
+ * changed is an update even if make() draws the same from it. */
+struct informer_transform {
+	void *(*make)(void *data, const char *key, const struct ynode *obj);
+	void (*free)(void *item);
+	void *data;
+};
+
+/* What item handlers hear: the items make() returned. Any may be NULL. */
+struct informer_item_handlers {
+	void (*on_add)(void *data, const char *key, void *item);
+	void (*on_update)(void *data, const char *key, void *old, void *item);
+	void (*on_delete)(void *data, const char *key, void *old);
+};
+
 /* mount: "/cluster"; plural: the folder's name, "pods", "nodes". Nothing is
  * read until informer_start(). */
 struct informer *informer_new(struct loop *loop, const char *mount, const char *plural,
@@ -49,6 +70,9 @@ void informer_freep(struct informer **inf);
 void informer_add_handlers(struct informer *inf, const struct informer_handlers *h, void *data);
 /* Every add, update and delete adds the object's key to q. */
 void informer_add_queue(struct informer *inf, struct workqueue *q);
+void informer_set_transform(struct informer *inf, const struct informer_transform *t);
+void informer_add_item_handlers(struct informer *inf, const struct informer_item_handlers *h,
+				void *data);
 /* Relist every period_ms (0: never, the default); changes found that way are
  * reported like any other. */
 void informer_set_resync(struct informer *inf, uint64_t period_ms);
@@ -66,6 +90,14 @@ void informer_resync(struct informer *inf);
 
 /* The cached object, or NULL. */
 const struct ynode *informer_get(const struct informer *inf, const char *key);
+/* With a transform: the cached item, or NULL. Its owner may change what
+ * the informer never looks at (it only keeps and frees items). */
+void *informer_get_item(const struct informer *inf, const char *key);
+/* The next close-after-write of key's file is not read (its owner knows
+ * what it wrote: the write it just made, say). Only worth it when that
+ * write was checked against the version the cache holds, so that no other
+ * change can hide behind it; a relist reads the file anyway. */
+void informer_skip_next(struct informer *inf, const char *key);
 /* Calls cb for every cached object of namespace ns (NULL: all) in key order
  * until cb returns non-zero, which is then returned. cb must not change the
  * cache (do not run the loop from it). */

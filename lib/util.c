@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -104,14 +105,11 @@ void cleanup_closedirp(DIR **d)
 		closedir(*d);
 }
 
-char *util_read_file(const char *path, size_t *len)
+/* Reads fd to its end and closes it. A short read once min bytes are in
+ * is the end (SIZE_MAX: only a read of 0 is); cap: the first buffer. */
+static char *util__read_fd(int fd, size_t cap, size_t min, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	bool sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
-	size_t cap = sized ? (size_t)st.st_size + 4096 : 4096, n = 0;
+	size_t n = 0;
 	char *buf = xmalloc(cap);
 	for (;;) {
 		if (n + 1 >= cap)
@@ -128,10 +126,7 @@ char *util_read_file(const char *path, size_t *len)
 			return NULL;
 		}
 		n += (size_t)r;
-		/* A regular file with a size ends at a short read: spares a
-		 * last read (a FUSE round trip) to learn of the end. Files
-		 * that say size 0 (/proc) are read until read returns 0. */
-		if (r == 0 || (sized && n >= (size_t)st.st_size && (size_t)r < want))
+		if (r == 0 || (n >= min && (size_t)r < want))
 			break;
 	}
 	close(fd);
@@ -139,6 +134,28 @@ char *util_read_file(const char *path, size_t *len)
 	if (len)
 		*len = n;
 	return buf;
+}
+
+char *util_read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	bool sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+	/* A regular file with a size ends at a short read: spares a last
+	 * read (a FUSE round trip) to learn of the end. Files that say size
+	 * 0 (/proc) are read until read returns 0. */
+	return util__read_fd(fd, sized ? (size_t)st.st_size + 4096 : 4096,
+			     sized ? (size_t)st.st_size : SIZE_MAX, len);
+}
+
+char *util_read_object_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	return util__read_fd(fd, 16384, 0, len);
 }
 
 int util_write_all(int fd, const void *buf, size_t len)

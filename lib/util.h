@@ -40,6 +40,11 @@ void cleanup_closedirp(DIR **d);
 
 /* Read a whole file; returns NULL with errno set on failure. */
 char *util_read_file(const char *path, size_t *len);
+/* The same for an object file of the mount (or any regular file), without
+ * fstat() for its size: a short read is its end, as the mount serves an
+ * object whole from one snapshot. Spares the mount a GETATTR round trip
+ * for every file changed since it was last read. */
+char *util_read_object_file(const char *path, size_t *len);
 /* Write all of buf to fd, retrying on EINTR and short writes. */
 int util_write_all(int fd, const void *buf, size_t len);
 /* Standard base64 with padding, as Go decodes a []byte from JSON (line

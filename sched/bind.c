@@ -1,7 +1,8 @@
 /* bind.c: the write workers (see bind.h). A job is one open(O_WRONLY |
  * O_TRUNC), one write of the whole document, one close(), whose result is
- * the store's verdict. Jobs are taken in order; results go back in a list
- * that the loop swaps out when the eventfd fires. */
+ * the store's verdict; a status write reads the pod first. Jobs are taken
+ * in order; results go back in a list that the loop swaps out when the
+ * eventfd fires. */
 #include "bind.h"
 #include "conditions.h"
 #include "log.h"
@@ -23,9 +24,8 @@
 struct sched_bind__job {
 	struct sched_bind__job *next;
 	enum sched_write what;
-	char *key, *uid, *path, *node, *reason, *message;
+	char *key, *uid, *rv, *path, *node, *reason, *message;
 	long long priority;
-	struct ynode *doc;
 	int status;
 };
 
@@ -62,10 +62,25 @@ void sched_bind_set_condition(struct ynode *pod, const char *status, const char 
 	condition_set(ynode_get_map(pod, "status"), &c, now, CONDITION_PROBE_TIME);
 }
 
-void sched_bind_set_node(struct ynode *pod, const char *node, const char *now)
+char *sched_bind_document(const struct sched_bind_pod *p, const char *node, size_t *len)
 {
-	ynode_set(ynode_get_map(pod, "spec"), "nodeName", ynode_new_str(node));
-	sched_bind_set_condition(pod, "True", NULL, NULL, now);
+	const char *slash = strchr(p->key, '/');
+	cleanup_ynode struct ynode *doc = ynode_new_map();
+	ynode_set(doc, "apiVersion", ynode_new_str("v1"));
+	ynode_set(doc, "kind", ynode_new_str("Binding"));
+	struct ynode *md = ynode_get_map(doc, "metadata");
+	ynode_set(md, "name", ynode_new_str(slash ? slash + 1 : p->key));
+	if (slash)
+		ynode_set(md, "namespace", ynode_new_strn(p->key, (size_t)(slash - p->key)));
+	if (p->uid && *p->uid)
+		ynode_set(md, "uid", ynode_new_str(p->uid));
+	if (p->rv && *p->rv)
+		ynode_set(md, "resourceVersion", ynode_new_str(p->rv));
+	struct ynode *target = ynode_get_map(doc, "target");
+	ynode_set(target, "apiVersion", ynode_new_str("v1"));
+	ynode_set(target, "kind", ynode_new_str("Node"));
+	ynode_set(target, "name", ynode_new_str(node));
+	return yaml_emit(doc, len);
 }
 
 /* ---- the workers ------------------------------------------------------------ */
@@ -78,27 +93,58 @@ static void sched_bind__job_free(struct sched_bind__job *j)
 	free(j->node);
 	free(j->reason);
 	free(j->message);
-	ynode_free(j->doc);
+	free(j->rv);
 	free(j);
 }
 
-/* Rewrites the pod's file in place. No O_CREAT: a pod deleted meanwhile
- * must not come back. corral-fs takes the document whole at close(), whose
- * result is the store's verdict. */
-static int sched_bind__write(struct sched_bind__job *j)
+/* The pod as it is now, with PodScheduled=False: NULL and *status set when
+ * it is no longer the pod the decision was made on (EAGAIN: its update
+ * event brings it back) or cannot be read. */
+static char *sched_bind__status_text(struct sched_bind__job *j, size_t *len, int *status)
 {
+	size_t n = 0;
+	cleanup_free char *text = util_read_object_file(j->path, &n);
+	if (!text) {
+		*status = errno ? errno : EIO;
+		return NULL;
+	}
+	cleanup_ynode struct ynode *doc = NULL;
+	if (yaml_parse_one(text, n, &doc, NULL) < 0 || doc->type != YNODE_MAP) {
+		*status = EAGAIN; /* being written: its event tells */
+		return NULL;
+	}
+	const char *uid = ynode_path_str(doc, "metadata.uid");
+	const char *rv = ynode_path_str(doc, "metadata.resourceVersion");
+	const char *node = ynode_path_str(doc, "spec.nodeName");
+	if (strcmp(uid ? uid : "", j->uid) != 0 || (j->rv && strcmp(rv ? rv : "", j->rv) != 0) ||
+	    (node && *node)) {
+		*status = EAGAIN;
+		return NULL;
+	}
 	char now[RFC3339_SIZE];
 	rfc3339_format(time(NULL), now);
-	if (j->what == SCHED_WRITE_BIND)
-		sched_bind_set_node(j->doc, j->node, now);
-	else
-		sched_bind_set_condition(j->doc, "False", j->reason, j->message, now);
+	sched_bind_set_condition(doc, "False", j->reason, j->message, now);
+	return yaml_emit(doc, len);
+}
+
+/* Rewrites the pod's file in place: a Binding, or the pod with its
+ * condition. No O_CREAT: a pod deleted meanwhile must not come back.
+ * corral-fs takes the document at close(), whose result is the store's
+ * verdict. */
+static int sched_bind__write(struct sched_bind__job *j)
+{
 	size_t len = 0;
-	cleanup_free char *text = yaml_emit(j->doc, &len);
+	int status = 0;
+	cleanup_free char *text = NULL;
+	if (j->what == SCHED_WRITE_BIND) {
+		struct sched_bind_pod p = {.key = j->key, .uid = j->uid, .rv = j->rv};
+		text = sched_bind_document(&p, j->node, &len);
+	} else if (!(text = sched_bind__status_text(j, &len, &status))) {
+		return status;
+	}
 	int fd = open(j->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
-	int status = 0;
 	if (util_write_all(fd, text, len) < 0)
 		status = errno ? errno : EIO;
 	if (close(fd) < 0 && !status)
@@ -122,8 +168,6 @@ static void *sched_bind__worker(void *arg)
 		pthread_mutex_unlock(&b->lock);
 
 		j->status = sched_bind__write(j);
-		ynode_free(j->doc);
-		j->doc = NULL;
 
 		pthread_mutex_lock(&b->lock);
 		j->next = b->done;
@@ -166,6 +210,7 @@ static void sched_bind__on_results(struct loop *loop, int fd, unsigned events, v
 		    .what = j->what,
 		    .key = j->key,
 		    .uid = j->uid,
+		    .rv = j->rv,
 		    .node = j->node,
 		    .priority = j->priority,
 		    .status = j->status,
@@ -237,11 +282,14 @@ void sched_binder_free(struct sched_binder *b)
 	free(b);
 }
 
-static void sched_bind__queue(struct sched_binder *b, struct sched_bind__job *j)
+static void sched_bind__queue(struct sched_binder *b, struct sched_bind__job *j,
+			      const struct sched_bind_pod *p)
 {
+	j->key = xstrdup(p->key);
+	j->uid = xstrdup(p->uid ? p->uid : "");
+	j->rv = p->rv ? xstrdup(p->rv) : NULL;
+	j->priority = p->priority;
 	const char *slash = strchr(j->key, '/');
-	const char *uid = ynode_path_str(j->doc, "metadata.uid");
-	j->uid = xstrdup(uid ? uid : "");
 	j->path = slash ? xasprintf("%s/namespaces/%.*s/pods/%s.yaml", b->mount,
 				    (int)(slash - j->key), j->key, slash + 1)
 			: xasprintf("%s/namespaces/default/pods/%s.yaml", b->mount, j->key);
@@ -256,28 +304,22 @@ static void sched_bind__queue(struct sched_binder *b, struct sched_bind__job *j)
 	pthread_mutex_unlock(&b->lock);
 }
 
-void sched_binder_bind(struct sched_binder *b, const char *key, struct ynode *pod, const char *node,
-		       long long priority)
+void sched_binder_bind(struct sched_binder *b, const struct sched_bind_pod *p, const char *node)
 {
 	struct sched_bind__job *j = xcalloc(1, sizeof(*j));
 	j->what = SCHED_WRITE_BIND;
-	j->key = xstrdup(key);
 	j->node = xstrdup(node);
-	j->priority = priority;
-	j->doc = pod;
-	sched_bind__queue(b, j);
+	sched_bind__queue(b, j, p);
 }
 
-void sched_binder_status(struct sched_binder *b, const char *key, struct ynode *pod,
-			 const char *reason, const char *message)
+void sched_binder_status(struct sched_binder *b, const struct sched_bind_pod *p, const char *reason,
+			 const char *message)
 {
 	struct sched_bind__job *j = xcalloc(1, sizeof(*j));
 	j->what = SCHED_WRITE_STATUS;
-	j->key = xstrdup(key);
 	j->reason = xstrdup(reason);
 	j->message = xstrdup(message);
-	j->doc = pod;
-	sched_bind__queue(b, j);
+	sched_bind__queue(b, j, p);
 }
 
 size_t sched_binder_pending(struct sched_binder *b)

@@ -1,12 +1,14 @@
 /* bind.h: writing the scheduler's decisions through the mount.
  *
- * A binding is the pod's own file written back whole with spec.nodeName set
- * and a PodScheduled=True condition; an unschedulable pod gets its file
- * written back with PodScheduled=False and the reason. Either carries the
- * metadata.resourceVersion (and uid) the decision was made on, so that
- * corral-fs refuses it with EAGAIN at close() if anyone changed the pod
- * since, another scheduler's binding included: at most one binding of a pod
- * is ever accepted.
+ * A binding is a small Binding document (Kubernetes' pods/binding
+ * subresource) written over the pod's own file: corral-fs sets the pod's
+ * spec.nodeName and its PodScheduled=True condition (corral-tree(5)). An
+ * unschedulable pod gets its file read afresh and written back whole with
+ * PodScheduled=False and the reason. Either carries the uid and the
+ * metadata.resourceVersion the decision was made on, so that corral-fs
+ * refuses it with EAGAIN at close() if anyone changed the pod since, another
+ * scheduler's binding included: at most one binding of a pod is ever
+ * accepted.
  *
  * Every write is durable before close() returns, so writes run on a pool of
  * worker threads: corral-fs commits writes that wait together in one
@@ -32,6 +34,7 @@ struct sched_write_result {
 	enum sched_write what;
 	const char *key;  /* "ns/name" */
 	const char *uid;  /* the pod's metadata.uid as written */
+	const char *rv;	  /* the resourceVersion it was checked against */
 	const char *node; /* SCHED_WRITE_BIND: the node */
 	long long priority;
 	int status; /* 0, or the errno of open/write/close: EAGAIN for a
@@ -47,17 +50,26 @@ struct sched_binder *sched_binder_new(struct loop *loop, const char *mount, unsi
 /* Lets the writes in progress finish, drops those not started, joins. */
 void sched_binder_free(struct sched_binder *b);
 
-/* Queues the binding of pod (the document as read; taken) to node. */
-void sched_binder_bind(struct sched_binder *b, const char *key, struct ynode *pod, const char *node,
-		       long long priority);
+/* What a write is checked against: the pod as the decision saw it. */
+struct sched_bind_pod {
+	const char *key; /* "ns/name" */
+	const char *uid;
+	const char *rv; /* NULL: unchecked */
+	long long priority;
+};
+
+/* Queues the binding of the pod to node. */
+void sched_binder_bind(struct sched_binder *b, const struct sched_bind_pod *p, const char *node);
 /* Queues the PodScheduled=False condition with reason and message. */
-void sched_binder_status(struct sched_binder *b, const char *key, struct ynode *pod,
-			 const char *reason, const char *message);
+void sched_binder_status(struct sched_binder *b, const struct sched_bind_pod *p, const char *reason,
+			 const char *message);
 /* Writes queued or in progress. */
 size_t sched_binder_pending(struct sched_binder *b);
 
-/* The edits, on a document (now: "2026-11-30T09:12:04Z"). */
-void sched_bind_set_node(struct ynode *pod, const char *node, const char *now);
+/* The Binding document of p to node (malloc'd, *len its length). */
+char *sched_bind_document(const struct sched_bind_pod *p, const char *node, size_t *len);
+/* The edit of a status write, on the pod's document (now:
+ * "2026-11-30T09:12:04Z"). */
 void sched_bind_set_condition(struct ynode *pod, const char *status, const char *reason,
 			      const char *message, const char *now);
 /* Whether the pod's PodScheduled condition already says exactly that. */

@@ -141,10 +141,10 @@ static void sched_cache__owner_add(struct sched_node *n, const char *owner, long
 		strmap_del(n->owners, owner);
 }
 
-/* Counts p on the node named p->node_name. */
-static void sched_cache__link(struct sched_cache *c, struct sched_pod *p)
+/* Counts p on the node named node. */
+static void sched_cache__link(struct sched_cache *c, struct sched_pod *p, const char *node)
 {
-	struct sched_node *n = sched_cache__node_get(c, p->node_name);
+	struct sched_node *n = sched_cache__node_get(c, node);
 	if (n->npods == n->cap) {
 		n->cap = n->cap ? 2 * n->cap : 8;
 		n->pods = xrealloc(n->pods, n->cap * sizeof(*n->pods));
@@ -212,16 +212,14 @@ void sched_cache_add_pod(struct sched_cache *c, struct sched_pod *p)
 		return;
 	}
 	p->assumed = false;
-	sched_cache__link(c, p);
+	sched_cache__link(c, p, p->node_name);
 }
 
 void sched_cache_assume(struct sched_cache *c, struct sched_pod *p, const char *node)
 {
 	sched_cache_remove_pod(c, p->key);
-	free(p->node_name);
-	p->node_name = xstrdup(node);
 	p->assumed = true;
-	sched_cache__link(c, p);
+	sched_cache__link(c, p, node);
 }
 
 bool sched_cache_forget(struct sched_cache *c, const char *key)

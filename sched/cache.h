@@ -53,7 +53,8 @@ struct sched_node *sched_cache_node(const struct sched_cache *c, const char *nam
  * pod with the same key, assumed or not. A terminal pod is not added (and
  * frees nothing but itself): it holds nothing. */
 void sched_cache_add_pod(struct sched_cache *c, struct sched_pod *p);
-/* Assumes p (unbound) on node, taking p. */
+/* Assumes p (unbound) on node, taking p; p->node_name stays NULL (p may be
+ * the informer's item too), p->node says where it is. */
 void sched_cache_assume(struct sched_cache *c, struct sched_pod *p, const char *node);
 /* Drops the pod of key if it is still only assumed; returns true if it
  * dropped one. */

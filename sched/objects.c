@@ -11,6 +11,7 @@
  * informer frees objects when they change. */
 #include "objects.h"
 #include "conditions.h"
+#include "fnv.h"
 #include "ownerref.h"
 #include "pod.h"
 #include "quantity.h"
@@ -531,9 +532,49 @@ static void sched__pod_terms(struct sched_pod *p, const struct ynode *list, cons
 	}
 }
 
+/* FNV-1a of a tree: types, keys and scalars, each ended apart. */
+static uint64_t sched__tree_hash(uint64_t h, const struct ynode *n)
+{
+	if (!n)
+		return fnv1a_add(h, "-", 1);
+	char t = n->type == YNODE_SCALAR ? 's' : n->type == YNODE_SEQ ? 'q' : 'm';
+	h = fnv1a_add(h, &t, 1);
+	if (n->type == YNODE_SCALAR)
+		return fnv1a_add(h, n->str, n->len + 1);
+	size_t items = n->type == YNODE_MAP ? 2 * n->n : n->n;
+	for (size_t i = 0; i < items; i++)
+		h = sched__tree_hash(h, n->items[i]);
+	return fnv1a_add(h, "e", 1);
+}
+
+static void sched__read_cond(struct sched_pod *p, const struct ynode *status)
+{
+	const struct ynode *c = condition_find(ynode_get(status, "conditions"), "PodScheduled");
+	if (!c)
+		return;
+	p->cond.status = xstrdup(condition_field(c, "status"));
+	p->cond.reason = xstrdup(condition_field(c, "reason"));
+	p->cond.message = xstrdup(condition_field(c, "message"));
+}
+
+bool sched_pod_condition_is(const struct sched_pod *p, const char *status, const char *reason,
+			    const char *message)
+{
+	return p->cond.status && strcmp(p->cond.status, status ? status : "") == 0 &&
+	       strcmp(p->cond.reason, reason ? reason : "") == 0 &&
+	       strcmp(p->cond.message, message ? message : "") == 0;
+}
+
+struct sched_pod *sched_pod_ref(struct sched_pod *p)
+{
+	p->refs++;
+	return p;
+}
+
 struct sched_pod *sched_pod_parse(const struct ynode *obj)
 {
 	struct sched_pod *p = xcalloc(1, sizeof(*p));
+	p->refs = 1;
 	const struct ynode *meta = ynode_get(obj, "metadata");
 	const struct ynode *spec = ynode_get(obj, "spec");
 	const char *ns = ynode_str(ynode_get(meta, "namespace"));
@@ -543,6 +584,10 @@ struct sched_pod *sched_pod_parse(const struct ynode *obj)
 	p->name = xstrdup(name ? name : "");
 	p->uid = xstrdup(uid ? uid : "");
 	p->key = xasprintf("%s/%s", p->ns, p->name);
+	p->rv = sched__dup_str(ynode_get(meta, "resourceVersion"));
+	sched__read_cond(p, ynode_get(obj, "status"));
+	p->fit_hash =
+	    sched__tree_hash(sched__tree_hash(FNV1A_BASIS, spec), ynode_get(meta, "labels"));
 	p->node_name = sched__dup_str(ynode_get(spec, "nodeName"));
 	p->scheduler_name = sched__dup_str(ynode_get(spec, "schedulerName"));
 	if (!p->scheduler_name)
@@ -607,12 +652,16 @@ static void sched__pod_terms_free(struct sched_pod_term *t, size_t n)
 
 void sched_pod_free(struct sched_pod *p)
 {
-	if (!p)
+	if (!p || --p->refs > 0)
 		return;
 	free(p->key);
 	free(p->ns);
 	free(p->name);
 	free(p->uid);
+	free(p->rv);
+	free(p->cond.status);
+	free(p->cond.reason);
+	free(p->cond.message);
 	free(p->node_name);
 	free(p->scheduler_name);
 	sched_res_clear(&p->req);
@@ -692,6 +741,26 @@ struct sched_nodeinfo *sched_nodeinfo_parse(const struct ynode *obj)
 		alloc = ynode_get(status, "capacity");
 	sched__read_list(alloc, "status.allocatable", &n->alloc, &n->alloc_pods, NULL, &n->error);
 	return n;
+}
+
+struct sched_nodeinfo *sched_nodeinfo_clone(const struct sched_nodeinfo *n)
+{
+	struct sched_nodeinfo *c = xcalloc(1, sizeof(*c));
+	c->name = xstrdup(n->name);
+	c->labels = n->labels ? ynode_clone(n->labels) : NULL;
+	c->taints = xcalloc(n->ntaints ? n->ntaints : 1, sizeof(*c->taints));
+	for (size_t i = 0; i < n->ntaints; i++) {
+		c->taints[i].key = xstrdup(n->taints[i].key);
+		c->taints[i].value = xstrdup(n->taints[i].value);
+		c->taints[i].effect = n->taints[i].effect;
+	}
+	c->ntaints = n->ntaints;
+	c->unschedulable = n->unschedulable;
+	c->ready = n->ready;
+	sched_res_copy(&c->alloc, &n->alloc);
+	c->alloc_pods = n->alloc_pods;
+	c->error = n->error ? xstrdup(n->error) : NULL;
+	return c;
 }
 
 void sched_nodeinfo_free(struct sched_nodeinfo *n)

@@ -121,14 +121,26 @@ struct sched_host_port {
 	char *ip;    /* "0.0.0.0" when absent */
 };
 
+/* What a pod's PodScheduled condition says ("" for a field absent). */
+struct sched_pod_cond {
+	char *status, *reason, *message; /* status NULL: no such condition */
+};
+
+/* A pod as the scheduler keeps it: the pods informer's item (its transform
+ * makes one of every pod read, and no tree is kept), shared with the cache
+ * while the pod holds a node's resources. */
 struct sched_pod {
-	char *key; /* "ns/name" */
+	unsigned refs; /* holders: the informer, the cache, a decision */
+	char *key;     /* "ns/name" */
 	char *ns, *name, *uid;
-	char *node_name;      /* spec.nodeName, NULL while unbound */
-	char *scheduler_name; /* spec.schedulerName, defaulted */
-	bool deleting;	      /* metadata.deletionTimestamp is set */
-	bool terminal;	      /* status.phase Succeeded or Failed */
-	bool gated;	      /* spec.schedulingGates is not empty */
+	char *rv;		    /* metadata.resourceVersion; NULL: unknown */
+	struct sched_pod_cond cond; /* PodScheduled, as read */
+	uint64_t fit_hash;	    /* of spec and labels: where it may fit */
+	char *node_name;	    /* spec.nodeName, NULL while unbound */
+	char *scheduler_name;	    /* spec.schedulerName, defaulted */
+	bool deleting;		    /* metadata.deletionTimestamp is set */
+	bool terminal;		    /* status.phase Succeeded or Failed */
+	bool gated;		    /* spec.schedulingGates is not empty */
 	long long priority;
 	struct sched_res req;	/* effective requests */
 	int64_t nz_cpu, nz_mem; /* the same with defaults for what is missing */
@@ -163,9 +175,14 @@ struct sched_pod {
 	bool assumed; /* placed by us, not yet seen bound */
 };
 
-/* Reads a Pod object. Never NULL. */
+/* Reads a Pod object (one reference). Never NULL. */
 struct sched_pod *sched_pod_parse(const struct ynode *obj);
+/* Another reference to p; sched_pod_free() drops one, the last frees. */
+struct sched_pod *sched_pod_ref(struct sched_pod *p);
 void sched_pod_free(struct sched_pod *p);
+/* Whether the pod's PodScheduled condition already says exactly that. */
+bool sched_pod_condition_is(const struct sched_pod *p, const char *status, const char *reason,
+			    const char *message);
 void sched_pod_freep(struct sched_pod **p);
 #define cleanup_sched_pod __attribute__((cleanup(sched_pod_freep)))
 
@@ -189,6 +206,7 @@ struct sched_nodeinfo {
 
 /* Reads a Node object. Never NULL. */
 struct sched_nodeinfo *sched_nodeinfo_parse(const struct ynode *obj);
+struct sched_nodeinfo *sched_nodeinfo_clone(const struct sched_nodeinfo *n);
 void sched_nodeinfo_free(struct sched_nodeinfo *n);
 /* Whether two readings differ in anything the scheduler looks at (a
  * heartbeat changes nothing). */

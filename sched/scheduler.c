@@ -6,8 +6,15 @@
  * Cluster changes that may help unschedulable pods are gathered during a
  * turn and handed to the queue once, before the decisions of that turn.
  * Each decision assumes the pod on its node at once and hands the write to
- * the binder; its result either is confirmed by the pod's own update event
- * or is forgotten and the pod tried again after its back-off.
+ * the binder; its result either is confirmed (by the binding's success, or
+ * the pod's own update event, whichever comes first) or is forgotten and
+ * the pod tried again after its back-off.
+ *
+ * The informers keep no trees: each object read becomes at once the struct
+ * the scheduler decides on (objects.h), and a pod's struct is shared with
+ * the cache while it holds a node. A successful binding is taken as read
+ * (it was checked against the version the decision saw, so nothing else
+ * can hide behind it): the pods informer skips reading it back.
  *
  * Nothing here blocks but the reads of the informers: writes belong to the
  * binder's threads. */
@@ -44,31 +51,37 @@ struct scheduler {
 
 /* ---- nodes ------------------------------------------------------------------ */
 
-static void scheduler__node_set(void *data, const char *key, const struct ynode *obj)
+static void *scheduler__node_make(void *data, const char *key, const struct ynode *obj)
 {
-	struct scheduler *s = data;
+	(void)data;
 	struct sched_nodeinfo *info = sched_nodeinfo_parse(obj);
 	free(info->name);
 	info->name = xstrdup(key);
+	return info;
+}
+
+static void scheduler__node_unref(void *item)
+{
+	sched_nodeinfo_free(item);
+}
+
+static void scheduler__node_set(void *data, const char *key, void *item)
+{
+	struct scheduler *s = data;
+	const struct sched_nodeinfo *info = item;
 	if (info->error)
 		log_warn("node %s: %s", key, info->error);
-	if (sched_cache_set_node(s->cache, info))
+	if (sched_cache_set_node(s->cache, sched_nodeinfo_clone(info)))
 		s->events |= SCHED_EVENT_NODE;
 }
 
-static void scheduler__node_add(void *data, const char *key, const struct ynode *obj)
-{
-	scheduler__node_set(data, key, obj);
-}
-
-static void scheduler__node_update(void *data, const char *key, const struct ynode *old,
-				   const struct ynode *obj)
+static void scheduler__node_update(void *data, const char *key, void *old, void *item)
 {
 	(void)old;
-	scheduler__node_set(data, key, obj);
+	scheduler__node_set(data, key, item);
 }
 
-static void scheduler__node_delete(void *data, const char *key, const struct ynode *old)
+static void scheduler__node_delete(void *data, const char *key, void *old)
 {
 	(void)old;
 	struct scheduler *s = data;
@@ -79,57 +92,55 @@ static void scheduler__node_delete(void *data, const char *key, const struct yno
 
 static bool scheduler__pump(struct scheduler *s, unsigned max);
 
-/* Whether an update may change where the pod fits: its spec or labels. */
-static bool scheduler__pod_changed(const struct ynode *old, const struct ynode *obj)
+static void *scheduler__pod_make(void *data, const char *key, const struct ynode *obj)
 {
-	if (!old)
-		return true;
-	return !ynode_equal(ynode_get(old, "spec"), ynode_get(obj, "spec")) ||
-	       !ynode_equal(ynode_path(old, "metadata.labels"), ynode_path(obj, "metadata.labels"));
-}
-
-static void scheduler__pod_set(struct scheduler *s, const char *key, const struct ynode *old,
-			       const struct ynode *obj)
-{
+	(void)data;
 	struct sched_pod *p = sched_pod_parse(obj);
 	if (strcmp(p->key, key) != 0) {
 		free(p->key);
 		p->key = xstrdup(key);
 	}
+	return p;
+}
+
+static void scheduler__pod_unref(void *item)
+{
+	sched_pod_free(item);
+}
+
+static void scheduler__pod_set(struct scheduler *s, const char *key, const struct sched_pod *old,
+			       struct sched_pod *p)
+{
 	const struct sched_pod *cached = sched_cache_pod(s->cache, key);
 	if (p->terminal) {
 		/* Succeeded or Failed: holds nothing any more. */
 		if (sched_cache_remove_pod(s->cache, key))
 			s->events |= SCHED_EVENT_POD_GONE;
 		sched_queue_delete(s->queue, key);
-		sched_pod_free(p);
 		return;
 	}
 	if (p->node_name) {
 		if (!cached)
 			s->events |= SCHED_EVENT_POD_BOUND;
-		else if (strcmp(cached->node_name, p->node_name) != 0 ||
+		else if (strcmp(cached->node->name, p->node_name) != 0 ||
 			 strcmp(cached->uid, p->uid) != 0)
 			s->events |= SCHED_EVENT_POD_BOUND | SCHED_EVENT_POD_GONE;
 		sched_queue_delete(s->queue, key);
-		sched_cache_add_pod(s->cache, p); /* confirms an assumed pod */
+		/* Confirms an assumed pod. */
+		sched_cache_add_pod(s->cache, sched_pod_ref(p));
 		return;
 	}
 	if (cached) {
-		if (cached->assumed && strcmp(cached->uid, p->uid) == 0 && !p->deleting) {
-			/* Our binding is on its way; its result decides. */
-			sched_pod_free(p);
-			return;
-		}
+		if (cached->assumed && strcmp(cached->uid, p->uid) == 0 && !p->deleting)
+			return; /* our binding is on its way; its result decides */
 		/* Another pod under the same name, or one being deleted. */
 		sched_cache_remove_pod(s->cache, key);
 		s->events |= SCHED_EVENT_POD_GONE;
 	}
 	if (p->deleting || strcmp(p->scheduler_name, s->name) != 0)
 		sched_queue_delete(s->queue, key);
-	else
-		sched_queue_add(s->queue, key, p->priority, scheduler__pod_changed(old, obj));
-	sched_pod_free(p);
+	else /* a change of spec or labels may change where it fits */
+		sched_queue_add(s->queue, key, p->priority, !old || old->fit_hash != p->fit_hash);
 }
 
 /* The informer reports every event it can read before it returns to the
@@ -137,22 +148,21 @@ static void scheduler__pod_set(struct scheduler *s, const char *key, const struc
  * pods at each event, so that bindings start while the burst goes on. */
 #define SCHEDULER_PUMP_PER_EVENT 2
 
-static void scheduler__pod_add(void *data, const char *key, const struct ynode *obj)
+static void scheduler__pod_add(void *data, const char *key, void *item)
 {
-	scheduler__pod_set(data, key, NULL, obj);
+	scheduler__pod_set(data, key, NULL, item);
 	if (((struct scheduler *)data)->started)
 		scheduler__pump(data, SCHEDULER_PUMP_PER_EVENT);
 }
 
-static void scheduler__pod_update(void *data, const char *key, const struct ynode *old,
-				  const struct ynode *obj)
+static void scheduler__pod_update(void *data, const char *key, void *old, void *item)
 {
-	scheduler__pod_set(data, key, old, obj);
+	scheduler__pod_set(data, key, old, item);
 	if (((struct scheduler *)data)->started)
 		scheduler__pump(data, SCHEDULER_PUMP_PER_EVENT);
 }
 
-static void scheduler__pod_delete(void *data, const char *key, const struct ynode *old)
+static void scheduler__pod_delete(void *data, const char *key, void *old)
 {
 	(void)old;
 	struct scheduler *s = data;
@@ -163,45 +173,43 @@ static void scheduler__pod_delete(void *data, const char *key, const struct ynod
 
 /* ---- decisions ------------------------------------------------------------------ */
 
-static void scheduler__unschedulable(struct scheduler *s, const char *key, const struct ynode *obj,
+static struct sched_bind_pod scheduler__bind_pod(const struct sched_pod *p)
+{
+	return (struct sched_bind_pod){
+	    .key = p->key, .uid = p->uid, .rv = p->rv, .priority = p->priority};
+}
+
+static void scheduler__unschedulable(struct scheduler *s, const struct sched_pod *p,
 				     const char *reason, const char *message, unsigned events)
 {
 	s->stats.unschedulable++;
-	sched_queue_unschedulable(s->queue, key, events);
-	if (sched_bind_condition_is(obj, "False", reason, message))
+	sched_queue_unschedulable(s->queue, p->key, events);
+	if (sched_pod_condition_is(p, "False", reason, message))
 		return; /* said already */
-	log_info("%s: %s: %s", key, reason, message);
-	sched_binder_status(s->binder, key, ynode_clone(obj), reason, message);
+	log_info("%s: %s: %s", p->key, reason, message);
+	struct sched_bind_pod bp = scheduler__bind_pod(p);
+	sched_binder_status(s->binder, &bp, reason, message);
 }
 
 /* One pod taken from the queue: place it, or say why not. */
 static void scheduler__schedule(struct scheduler *s, const char *key)
 {
-	const struct ynode *obj = informer_get(s->pods, key);
-	if (!obj) {
+	struct sched_pod *p = informer_get_item(s->pods, key);
+	if (!p || p->node_name || p->deleting || p->terminal ||
+	    strcmp(p->scheduler_name, s->name) != 0 || sched_cache_pod(s->cache, key)) {
+		/* Gone, bound, going, not ours, or our binding is on its way. */
 		sched_queue_done(s->queue, key);
 		return;
-	}
-	cleanup_sched_pod struct sched_pod *p = sched_pod_parse(obj);
-	if (p->node_name || p->deleting || p->terminal || strcmp(p->scheduler_name, s->name) != 0 ||
-	    sched_cache_pod(s->cache, key)) {
-		/* Bound, going, not ours, or our binding is on its way. */
-		sched_queue_done(s->queue, key);
-		return;
-	}
-	if (strcmp(p->key, key) != 0) {
-		free(p->key);
-		p->key = xstrdup(key);
 	}
 	if (p->error) {
 		/* Only a change of the pod can help. */
-		scheduler__unschedulable(s, key, obj, "SchedulerError", p->error, 0);
+		scheduler__unschedulable(s, p, "SchedulerError", p->error, 0);
 		return;
 	}
 	if (p->gated) {
 		/* Kubernetes' PreEnqueue: only the gates' removal (a change of
 		 * the pod) lets it in. */
-		scheduler__unschedulable(s, key, obj, "SchedulingGated",
+		scheduler__unschedulable(s, p, "SchedulingGated",
 					 "Scheduling is blocked due to non-empty scheduling gates",
 					 0);
 		return;
@@ -210,7 +218,7 @@ static void scheduler__schedule(struct scheduler *s, const char *key)
 	if (sched_volumes_prepare(s->volumes, p, &vwhy) < 0) {
 		cleanup_free char *msg = xasprintf("0/%zu nodes are available: %s.",
 						   sched_cache_node_count(s->cache), vwhy);
-		scheduler__unschedulable(s, key, obj, "Unschedulable", msg, SCHED_EVENT_NODE);
+		scheduler__unschedulable(s, p, "Unschedulable", msg, SCHED_EVENT_NODE);
 		return;
 	}
 	struct sched_decision d;
@@ -219,15 +227,16 @@ static void scheduler__schedule(struct scheduler *s, const char *key)
 		unsigned events = SCHED_EVENT_NODE | SCHED_EVENT_POD_GONE;
 		if (p->naffinity)
 			events |= SCHED_EVENT_POD_BOUND;
-		scheduler__unschedulable(s, key, obj, "Unschedulable", d.message, events);
+		scheduler__unschedulable(s, p, "Unschedulable", d.message, events);
 		sched_decision_clear(&d);
 		return;
 	}
 	s->stats.decisions++;
 	log_debug("%s: to %s (%zu of %zu nodes feasible, %zu evaluated)", key, d.node->name,
 		  d.feasible, sched_cache_node_count(s->cache), d.evaluated);
-	sched_binder_bind(s->binder, key, ynode_clone(obj), d.node->name, p->priority);
-	sched_cache_assume(s->cache, steal_pointer(&p), d.node->name);
+	struct sched_bind_pod bp = scheduler__bind_pod(p);
+	sched_binder_bind(s->binder, &bp, d.node->name);
+	sched_cache_assume(s->cache, sched_pod_ref(p), d.node->name);
 	sched_queue_done(s->queue, key);
 	sched_decision_clear(&d);
 }
@@ -259,6 +268,29 @@ static bool scheduler__before_sleep(struct loop *loop, void *data)
 
 /* ---- write results ---------------------------------------------------------------- */
 
+/* A binding was accepted. Unless its close has been read back already, the
+ * pod is taken as bound now, as the store has it (the binding was checked
+ * against the version the decision saw, so that is the version read last
+ * plus the binding), and the informer leaves that close unread. */
+static void scheduler__bound(struct scheduler *s, const struct sched_write_result *r)
+{
+	struct sched_pod *cur = informer_get_item(s->pods, r->key);
+	if (!cur || cur->node_name || strcmp(cur->uid, r->uid) != 0 || !cur->rv || !r->rv ||
+	    strcmp(cur->rv, r->rv) != 0)
+		return; /* read back already, or not the pod decided on */
+	informer_skip_next(s->pods, r->key);
+	cur->node_name = xstrdup(r->node);
+	free(cur->rv);
+	cur->rv = NULL; /* the store's new one, unknown until read */
+	free(cur->cond.status);
+	free(cur->cond.reason);
+	free(cur->cond.message);
+	cur->cond.status = xstrdup("True");
+	cur->cond.reason = xstrdup("");
+	cur->cond.message = xstrdup("");
+	sched_cache_add_pod(s->cache, sched_pod_ref(cur));
+}
+
 static void scheduler__written(void *data, const struct sched_write_result *r)
 {
 	struct scheduler *s = data;
@@ -272,6 +304,7 @@ static void scheduler__written(void *data, const struct sched_write_result *r)
 	if (!r->status) {
 		s->stats.bound++;
 		log_debug("%s: bound to %s", r->key, r->node);
+		scheduler__bound(s, r);
 		return;
 	}
 	const struct sched_pod *cached = sched_cache_pod(s->cache, r->key);
@@ -291,12 +324,8 @@ static void scheduler__written(void *data, const struct sched_write_result *r)
 		log_warn("%s: binding to %s failed: %s (see .errors in the mount); trying again",
 			 r->key, r->node, strerror(r->status));
 	}
-	const struct ynode *obj = informer_get(s->pods, r->key);
-	if (!obj)
-		return;
-	const char *node = ynode_path_str(obj, "spec.nodeName");
-	const char *uid = ynode_path_str(obj, "metadata.uid");
-	if ((node && *node) || (uid && strcmp(uid, r->uid) != 0))
+	const struct sched_pod *cur = informer_get_item(s->pods, r->key);
+	if (!cur || cur->node_name || strcmp(cur->uid, r->uid) != 0)
 		return; /* bound meanwhile, or another pod: its own events tell */
 	sched_queue_retry(s->queue, r->key, r->priority);
 }
@@ -334,12 +363,16 @@ int scheduler_start(struct scheduler *s, struct error **err)
 				     scheduler__written, s, err);
 	if (!s->binder)
 		return -1;
-	static const struct informer_handlers node_h = {scheduler__node_add, scheduler__node_update,
-							scheduler__node_delete};
-	static const struct informer_handlers pod_h = {scheduler__pod_add, scheduler__pod_update,
-						       scheduler__pod_delete};
-	informer_add_handlers(s->nodes, &node_h, s);
-	informer_add_handlers(s->pods, &pod_h, s);
+	static const struct informer_item_handlers node_h = {
+	    scheduler__node_set, scheduler__node_update, scheduler__node_delete};
+	static const struct informer_item_handlers pod_h = {
+	    scheduler__pod_add, scheduler__pod_update, scheduler__pod_delete};
+	const struct informer_transform node_x = {scheduler__node_make, scheduler__node_unref, s};
+	const struct informer_transform pod_x = {scheduler__pod_make, scheduler__pod_unref, s};
+	informer_set_transform(s->nodes, &node_x);
+	informer_set_transform(s->pods, &pod_x);
+	informer_add_item_handlers(s->nodes, &node_h, s);
+	informer_add_item_handlers(s->pods, &pod_h, s);
 	informer_set_resync(s->nodes, s->opts.resync_ms);
 	informer_set_resync(s->pods, s->opts.resync_ms);
 	int r = sched_volumes_start(s->volumes, err);

@@ -3,8 +3,9 @@
 # that fit in one place only, the unschedulable message word for word,
 # nodeSelector, affinity, taints, cordon, host ports, anti-affinity, retries
 # when the cluster changes, schedulerName, terminated pods, two
-# schedulers at once that never both bind a pod, and leader election (only
-# the lease holder binds; another takes over after kill -9). SCHED_TEST_LOGS=DIR keeps
+# schedulers at once that never both bind a pod, leader election (only
+# the lease holder binds; another takes over after kill -9), and Bindings
+# written by hand. SCHED_TEST_LOGS=DIR keeps
 # the schedulers' logs there; CORRAL_SCHED_BIN picks another binary (ASan).
 . "$(dirname "$0")/../lib/lib.sh"
 SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
@@ -288,6 +289,22 @@ check "... non-zero" test "$rc" != 0
 check "... saying leaderelection lost" grep -q 'error: leaderelection lost' "$T/sched.5.log"
 refute "a renew deadline longer than the lease duration is refused" \
 	"$SCHED" --mount "$M" --leader-elect-renew-deadline 20s
+
+# A Binding written over a pod's file binds it, as Kubernetes' pods/binding
+# subresource (no scheduler runs now: "other" is for someone else anyway).
+binding() { printf 'apiVersion: v1\nkind: Binding\nmetadata: {name: %s%s}\ntarget: {kind: Node, name: %s}\n' "$1" "${3:-}" "$2" >"$T/binding.yaml"; }
+binding other a1 ", uid: not-its-uid"
+refute "a Binding with another uid is refused at close" cp "$T/binding.yaml" "$P/other.yaml"
+check "... as a conflict, said in .errors" grep -q 'Precondition failed: UID' "$M/.errors"
+refute "... and the pod stays unbound" bound other
+binding other a1
+check "a Binding written over a pod's file binds it" cp "$T/binding.yaml" "$P/other.yaml"
+check "... the file reads back the bound pod" bound_to other a1
+check "... whole, with PodScheduled=True" bash -c "grep -q 'image: busybox' '$P/other.yaml' && grep -q \"status: 'True'\" '$P/other.yaml'"
+binding other a2
+refute "a second Binding is refused" cp "$T/binding.yaml" "$P/other.yaml"
+check "... saying the pod is bound already" grep -q 'already assigned to node "a1"' "$M/.errors"
+check "... and the pod stays on its node" bound_to other a1
 if [ "$FAILS" != 0 ]; then
 	echo "--- sched.1.log (tail)" >&2
 	grep -v ' debug: ' "$T/sched.1.log" | tail -30 >&2

@@ -691,6 +691,81 @@ static void test_informer_cluster_scoped__folder_lost_and_back(void **state)
 	expect_next(fx, 'A', "n3", "1");
 }
 
+/* A transform: the informer keeps each object's spec.v as a string. */
+static int items_alive;
+
+static void *make_v(void *data, const char *key, const struct ynode *obj)
+{
+	(void)data;
+	(void)key;
+	const char *v = ynode_path_str(obj, "spec.v");
+	items_alive++;
+	return xstrdup(v ? v : "?");
+}
+
+static void free_v(void *item)
+{
+	items_alive--;
+	free(item);
+}
+
+static void on_item_add(void *data, const char *key, void *item)
+{
+	struct fixture *fx = data;
+	snprintf(new_rec(fx, 'A', key)->val, 64, "%s", (char *)item);
+	assert_ptr_equal(informer_get_item(fx->inf, key), item);
+	assert_null(informer_get(fx->inf, key)); /* no trees */
+}
+
+static void on_item_update(void *data, const char *key, void *old, void *item)
+{
+	struct fixture *fx = data;
+	struct rec *r = new_rec(fx, 'U', key);
+	snprintf(r->val, 64, "%s", (char *)item);
+	snprintf(r->old, 64, "%s", (char *)old);
+	assert_ptr_equal(informer_get_item(fx->inf, key), item);
+}
+
+static void on_item_delete(void *data, const char *key, void *old)
+{
+	struct fixture *fx = data;
+	snprintf(new_rec(fx, 'D', key)->val, 64, "%s", (char *)old);
+	assert_null(informer_get_item(fx->inf, key));
+}
+
+static void test_informer_transform__keeps_items_and_skips_on_request(void **state)
+{
+	struct fixture *fx = *state;
+	write_obj(fx, "namespaces/dev/pods/a.yaml", "1");
+	fx->inf = informer_new(fx->loop, fx->dir, "pods", true);
+	const struct informer_transform xf = {make_v, free_v, NULL};
+	const struct informer_item_handlers h = {on_item_add, on_item_update, on_item_delete};
+	informer_set_transform(fx->inf, &xf);
+	informer_add_item_handlers(fx->inf, &h, fx);
+	struct error *err = NULL;
+	if (informer_start(fx->inf, &err) < 0)
+		fail_msg("informer_start: %s", err->msg);
+	expect_next(fx, 'A', "dev/a", "1");
+	assert_string_equal(informer_get_item(fx->inf, "dev/a"), "1");
+	write_obj(fx, "namespaces/dev/pods/a.yaml", "2");
+	expect_next(fx, 'U', "dev/a", "2");
+	assert_string_equal(fx->recs[fx->next - 1].old, "1");
+	/* Its owner knows what it wrote: that close is not read... */
+	write_obj(fx, "namespaces/dev/pods/a.yaml", "3");
+	informer_skip_next(fx->inf, "dev/a");
+	expect_quiet(fx);
+	assert_string_equal(informer_get_item(fx->inf, "dev/a"), "2");
+	/* ...but the next one is, and finds everything since. */
+	write_obj(fx, "namespaces/dev/pods/a.yaml", "4");
+	expect_next(fx, 'U', "dev/a", "4");
+	assert_string_equal(fx->recs[fx->next - 1].old, "2");
+	unlink_rel(fx, "namespaces/dev/pods/a.yaml");
+	expect_next(fx, 'D', "dev/a", "4");
+	informer_free(fx->inf);
+	fx->inf = NULL;
+	assert_int_equal(items_alive, 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -713,6 +788,7 @@ int main(void)
 	    T(test_informer_queue__fed_with_keys),
 	    T(test_informer_root__lost_and_back),
 	    T(test_informer_cluster_scoped__folder_lost_and_back),
+	    T(test_informer_transform__keeps_items_and_skips_on_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,31 @@ static inline void testlib_store_remove(const char *dir, struct store *s)
 	nftw(dir, testlib__rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A cmocka fixture of one temporary store: setup and teardown. */
+struct testlib_store_fixture {
+	char dir[64];
+	struct store *s;
+};
+
+static inline int testlib_store_setup(void **state, const char *prefix)
+{
+	struct testlib_store_fixture *f = calloc(1, sizeof(*f));
+	if (!f || testlib_store_temp(f->dir, sizeof(f->dir), prefix, &f->s) < 0) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static inline int testlib_store_teardown(void **state)
+{
+	struct testlib_store_fixture *f = *state;
+	testlib_store_remove(f->dir, f->s);
+	free(f);
+	return 0;
+}
+
 #endif /* CORRAL_FS_STORE_H */
 
 #endif
