@@ -258,11 +258,14 @@ out_err:
 		error_free(err);
 		ret = 1;
 	}
+	/* its threads reply to requests: before the session goes */
+	remotelogs_free(remote);
+	if (fs)
+		fs_set_remote_logs(fs, NULL);
 	if (se)
 		fuse_session_destroy(se);
 	history_close(hist);
 	fs_free(fs);
-	remotelogs_free(remote);
 	store_close(store);
 out_args:
 	free(fopts.mountpoint);

@@ -1407,12 +1407,14 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		n = tree_by_ino(fs->tree, ino);
 		cleanup_free char *source = n && n->source ? xstrdup(n->source) : NULL;
 		FS_UNLOCK(fs);
-		if (remotelogs_is_url(source)) /* read from its node */
-			h->remote = fs->remotelogs ? steal_pointer(&source) : NULL;
-		else
+		if (remotelogs_is_url(source)) { /* read from its node */
+			h->remote = steal_pointer(&source);
+			e = fs->remotelogs ? 0 : EIO;
+		} else {
 			h->fd = source ? open(source, O_RDONLY | O_CLOEXEC) : -1;
-		if (h->fd < 0 && !h->remote)
-			e = source ? errno : ENOENT;
+			if (h->fd < 0)
+				e = source ? errno : ENOENT;
+		}
 		fi->direct_io = 1; /* it grows behind the kernel's back */
 	}
 	if (e) {
