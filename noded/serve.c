@@ -172,7 +172,8 @@ int serve_open_log(const char *log_dir, const struct serve_log_ref *ref, struct 
 				 ref->container, ref->ns, ref->pod);
 	char name[32];
 	snprintf(name, sizeof(name), "%ld.log", n);
-	int fd = openat(dirfd(cd), name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put there must not hold the thread */
+	int fd = openat(dirfd(cd), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		if (fd >= 0)

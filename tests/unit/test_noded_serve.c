@@ -241,7 +241,7 @@ static void test_serve_open_log__newest_restart_of_newest_instance(void **state)
 	assert_int_equal(st, ENOENT);
 }
 
-static void test_serve_open_log__follows_no_symbolic_link(void **state)
+static void test_serve_open_log__follows_no_symbolic_link_opens_no_fifo(void **state)
 {
 	(void)state;
 	put("outside/secret/0.log", "secret\n");
@@ -263,6 +263,12 @@ static void test_serve_open_log__follows_no_symbolic_link(void **state)
 	assert_int_equal(st, ENOENT);
 	assert_null(read_ref("dev", "file", "app", &st));
 	assert_int_equal(st, ENOENT);
+	/* a FIFO in a log's place is refused, not waited on */
+	put("dev_pipe_1/app/keep", "");
+	cleanup_free char *fifo = xasprintf("%s/dev_pipe_1/app/0.log", root);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(read_ref("dev", "pipe", "app", &st));
+	assert_int_equal(st, ENOENT);
 }
 
 int main(void)
@@ -275,8 +281,9 @@ int main(void)
 	    cmocka_unit_test(test_podlogs_instance__splits_the_folder_name),
 	    cmocka_unit_test_setup_teardown(test_serve_open_log__newest_restart_of_newest_instance,
 					    setup_dir, teardown_dir),
-	    cmocka_unit_test_setup_teardown(test_serve_open_log__follows_no_symbolic_link,
-					    setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(
+		test_serve_open_log__follows_no_symbolic_link_opens_no_fifo, setup_dir,
+		teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
