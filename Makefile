@@ -3,7 +3,7 @@
 # test, `make asan` does the same under AddressSanitizer + UBSan.
 
 CC ?= cc
-PKGS := fuse3 yaml-0.1 inih libgit2 lmdb jansson libcrypto zlib
+PKGS := fuse3 yaml-0.1 inih libgit2 lmdb jansson libcrypto zlib libcurl
 B ?= build
 PREFIX ?= /usr/local
 CFLAGS ?= -O2 -g
@@ -14,6 +14,10 @@ TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 # corral-noded signs service-account tokens with libcrypto (noded/token.c):
 # it alone links it, with its unit tests and the tools that link its objects.
 CRYPTO_LDLIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
+# corral-noded serves its node's logs over HTTPS with libmicrohttpd, whose
+# TLS is GnuTLS (noded/serve.c checks the client's certificate with it).
+SERVE_CFLAGS := $(shell pkg-config --cflags libmicrohttpd gnutls 2>/dev/null)
+SERVE_LDLIBS := $(shell pkg-config --libs libmicrohttpd gnutls 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
@@ -56,7 +60,8 @@ $$(B)/tests/test_$(1)_%: tests/unit/test_$(1)_%.c $$($(1)_OBJ) $$(B)/libcorral.a
 	$$(CC) $$(CFLAGS) -iquote $(1) -o $$@ $$< $$($(1)_OBJ) $$(B)/libcorral.a $$(LDLIBS) $$(TEST_LDLIBS)
 endef
 $(foreach d,$(DAEMONS),$(eval $(call daemon_rules,$(d))))
-$(B)/corral-noded $(B)/tests/tools/proxy-run $(B)/tests/test_noded_%: LDLIBS += $(CRYPTO_LDLIBS)
+$(B)/corral-noded $(B)/tests/tools/proxy-run $(B)/tests/test_noded_%: LDLIBS += $(CRYPTO_LDLIBS) $(SERVE_LDLIBS)
+$(B)/noded/serve.o: override CFLAGS += $(SERVE_CFLAGS)
 
 $(PROGRAMS:%=$(B)/corral-%): $(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

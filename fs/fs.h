@@ -22,11 +22,12 @@ struct fs {
 	struct store *store;
 	struct fuse_session *se;
 	char *gitdir;
-	char *log_dir;		     /* where containers' output is: /var/log/pods */
-	struct servicerange range;   /* Services' addresses */
-	struct admission *admission; /* the write path's hooks */
-	long long toleration_s[2];   /* DefaultTolerationSeconds: not-ready, unreachable */
-	struct errors *errors;	     /* .errors */
+	char *log_dir;		       /* where containers' output is: /var/log/pods */
+	struct remotelogs *remotelogs; /* logs on other hosts; NULL: not shown */
+	struct servicerange range;     /* Services' addresses */
+	struct admission *admission;   /* the write path's hooks */
+	long long toleration_s[2];     /* DefaultTolerationSeconds: not-ready, unreachable */
+	struct errors *errors;	       /* .errors */
 	uint64_t errors_ino;
 	struct notifier *notifier; /* invalidations outside the request */
 	struct workers *workers;   /* requests that write the store */

@@ -1,5 +1,7 @@
 /* logs.c: see logs.h. */
 #include "logs.h"
+#include "names.h"
+#include "podlogs.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -56,17 +58,11 @@ static struct logs__ent *logs__scan_pods(const char *log_dir, const char *ns, si
 	cleanup_dir DIR *d = opendir(log_dir);
 	if (!d)
 		return NULL;
-	size_t nl = strlen(ns);
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		/* <ns>_<pod>_<uid>: names and namespaces hold no '_'. */
-		if (strncmp(de->d_name, ns, nl) != 0 || de->d_name[nl] != '_')
+		cleanup_free char *name = NULL;
+		if (!podlogs_instance(de->d_name, ns, &name))
 			continue;
-		const char *pod = de->d_name + nl + 1;
-		const char *us = strchr(pod, '_');
-		if (!us || us == pod)
-			continue;
-		cleanup_free char *name = xstrndup(pod, (size_t)(us - pod));
 		cleanup_free char *path = xasprintf("%s/%s", log_dir, de->d_name);
 		struct stat st;
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
@@ -91,14 +87,7 @@ static struct logs__ent *logs__scan_containers(const char *poddir, size_t *n)
 		cleanup_dir DIR *cd = opendir(cdir);
 		if (!cd)
 			continue;
-		long best = -1;
-		struct dirent *le;
-		while ((le = readdir(cd))) {
-			char *end;
-			long r = strtol(le->d_name, &end, 10);
-			if (end != le->d_name && strcmp(end, ".log") == 0 && r > best)
-				best = r;
-		}
+		long best = podlogs_newest_restart(cd);
 		if (best < 0)
 			continue;
 		cleanup_free char *name = xasprintf("%s.log", de->d_name);
@@ -108,22 +97,77 @@ static struct logs__ent *logs__scan_containers(const char *poddir, size_t *n)
 	return v;
 }
 
-void logs_refresh(struct tree *t, const char *log_dir, uint64_t ino)
+/* The names of the pods in the pods/ folder beside the logs folder dir
+ * (tree lock held). */
+static char **logs__pod_names(struct tree *t, struct node *dir, size_t *n)
+{
+	char **v = NULL;
+	*n = 0;
+	struct node *pods = dir->parent ? tree_child(t, dir->parent, "pods") : NULL;
+	for (struct node *c = pods ? pods->first : NULL; c; c = c->next) {
+		size_t len;
+		if (c->type != NODE_OBJECT || c->pending || !names_object_file(c->name, &len))
+			continue;
+		v = xrealloc(v, sizeof(*v) * (*n + 1));
+		v[(*n)++] = xstrndup(c->name, len);
+	}
+	return v;
+}
+
+/* Adds the remote logs (remotelogs.h) of the pods of names[nnames] that
+ * have none here to v. */
+static void logs__add_remote(struct remotelogs *rl, const char *ns, char **names, size_t nnames,
+			     struct logs__ent **v, size_t *n)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < nnames; i++) {
+		bool local = false;
+		for (size_t k = 0; k < *n && !local; k++)
+			local = strcmp((*v)[k].name, names[i]) == 0;
+		if (!local)
+			names[keep++] = names[i];
+		else
+			free(names[i]);
+	}
+	size_t nr = 0;
+	struct remotelogs_ent *r = remotelogs_pods(rl, ns, names, keep, &nr);
+	for (size_t i = 0; i < nr; i++)
+		logs__ents_put(v, n, r[i].name, r[i].source, 0);
+	remotelogs_ents_free(r, nr);
+	for (size_t i = 0; i < keep; i++)
+		free(names[i]);
+	free(names);
+}
+
+void logs_refresh(struct tree *t, const char *log_dir, struct remotelogs *rl, uint64_t ino)
 {
 	LOGS_LOCK_R(t);
 	struct node *dir = tree_by_ino(t, ino);
 	enum node_type type = dir ? dir->type : NODE_ROOT;
 	cleanup_free char *ns = dir && dir->ns ? xstrdup(dir->ns) : NULL;
 	cleanup_free char *source = dir && dir->source ? xstrdup(dir->source) : NULL;
+	cleanup_free char *name = dir && dir->name ? xstrdup(dir->name) : NULL;
+	size_t npods = 0;
+	char **pods = rl && type == NODE_LOGS && ns ? logs__pod_names(t, dir, &npods) : NULL;
 	LOGS_UNLOCK(t);
 	struct logs__ent *v = NULL;
 	size_t n = 0;
-	if (type == NODE_LOGS && ns)
+	if (type == NODE_LOGS && ns) {
 		v = logs__scan_pods(log_dir, ns, &n);
-	else if (type == NODE_LOGPOD && source)
+		if (rl)
+			logs__add_remote(rl, ns, pods, npods, &v, &n);
+	} else if (type == NODE_LOGPOD && remotelogs_is_url(source) && ns && name) {
+		struct remotelogs_ent *r = remotelogs_containers(rl, ns, name, source, &n);
+		v = xcalloc(n ? n : 1, sizeof(*v));
+		for (size_t i = 0; i < n; i++)
+			v[i] = (struct logs__ent){steal_pointer(&r[i].name),
+						  steal_pointer(&r[i].source), 0};
+		remotelogs_ents_free(r, n);
+	} else if (type == NODE_LOGPOD && source) {
 		v = logs__scan_containers(source, &n);
-	else
+	} else {
 		return;
+	}
 	enum node_type child = type == NODE_LOGS ? NODE_LOGPOD : NODE_LOGFILE;
 	LOGS_LOCK_W(t);
 	dir = tree_by_ino(t, ino);
@@ -173,10 +217,21 @@ void logs_file_stat(struct tree *t, uint64_t ino, struct stat *st)
 	    n && n->type == NODE_LOGFILE && n->source ? xstrdup(n->source) : NULL;
 	LOGS_UNLOCK(t);
 	struct stat disk;
-	if (source && stat(source, &disk) == 0) {
+	if (source && !remotelogs_is_url(source) && stat(source, &disk) == 0) {
 		st->st_size = disk.st_size;
 		st->st_blocks = disk.st_blocks;
 		st->st_mtim = disk.st_mtim;
 		st->st_ctim = disk.st_ctim;
 	}
+}
+
+char *logs_remote_url(struct tree *t, uint64_t ino)
+{
+	LOGS_LOCK_R(t);
+	struct node *n = tree_by_ino(t, ino);
+	char *url = n && n->type == NODE_LOGFILE && remotelogs_is_url(n->source)
+			? xstrdup(n->source)
+			: NULL;
+	LOGS_UNLOCK(t);
+	return url;
 }

@@ -9,6 +9,7 @@
 #include "history.h"
 #include "log.h"
 #include "ops.h"
+#include "remotelogs.h"
 #include "restore.h"
 #include "store.h"
 #include "util.h"
@@ -26,6 +27,9 @@ struct options {
 	const char *state;
 	const char *config;
 	const char *logs;
+	const char *ca_file;
+	const char *client_cert;
+	const char *client_key;
 	int restore;
 	int version;
 	int help;
@@ -43,6 +47,12 @@ static const struct fuse_opt option_spec[] = {
     {"--config %s", offsetof(struct options, config), 0},
     {"--pod-log-dir=%s", offsetof(struct options, logs), 0},
     {"--pod-log-dir %s", offsetof(struct options, logs), 0},
+    {"--ca-file=%s", offsetof(struct options, ca_file), 0},
+    {"--ca-file %s", offsetof(struct options, ca_file), 0},
+    {"--client-cert=%s", offsetof(struct options, client_cert), 0},
+    {"--client-cert %s", offsetof(struct options, client_cert), 0},
+    {"--client-key=%s", offsetof(struct options, client_key), 0},
+    {"--client-key %s", offsetof(struct options, client_key), 0},
     OPT("--restore", restore),
     OPT("--version", version),
     OPT("-V", version),
@@ -67,6 +77,9 @@ static void usage(const char *prog)
 	    "  --restore         rebuild an empty live store from the history's last commit\n"
 	    "  --pod-log-dir DIR containers' output, shown under namespaces/NS/logs (default "
 	    "/var/log/pods)\n"
+	    "  --ca-file FILE, --client-cert FILE, --client-key FILE\n"
+	    "                    read the logs of pods on other hosts from their nodes\n"
+	    "                    (HTTPS: the cluster CA, this client's certificate and key)\n"
 	    "  --verbose         log at the debug level\n"
 	    "  -V, --version     print the version\n"
 	    "See corral-fs(8) and corral-tree(5).\n",
@@ -84,6 +97,7 @@ int main(int argc, char **argv)
 	struct store *store = NULL;
 	struct history *hist = NULL;
 	struct fs *fs = NULL;
+	struct remotelogs *remote = NULL;
 	struct error *err = NULL;
 	int ret = 1;
 
@@ -103,6 +117,8 @@ int main(int argc, char **argv)
 	/* The [fs] section of the config file; flags win over it. */
 	char *cfg_state = NULL, *cfg_mount = NULL, *cfg_level = NULL, *cfg_logs = NULL;
 	char *cfg_svc_cidr = NULL;
+	char *cfg_ca = NULL, *cfg_cert = NULL, *cfg_key = NULL;
+	uint64_t cfg_remote_timeout_ms = 0;
 	int cfg_not_ready_s = 0, cfg_unreachable_s = 0;
 	const struct config_key keys[] = {
 	    {.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
@@ -112,6 +128,15 @@ int main(int argc, char **argv)
 	     .type = CONFIG_STRING,
 	     .ptr = &cfg_logs,
 	     .def = "/var/log/pods"},
+	    {.name = "ca-file", .type = CONFIG_STRING, .ptr = &cfg_ca, .def = ""},
+	    {.name = "client-cert", .type = CONFIG_STRING, .ptr = &cfg_cert, .def = ""},
+	    {.name = "client-key", .type = CONFIG_STRING, .ptr = &cfg_key, .def = ""},
+	    {.name = "remote-log-timeout",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg_remote_timeout_ms,
+	     .def = "5s",
+	     .min = 100,
+	     .max = 600000},
 	    {.name = "default-not-ready-toleration-seconds",
 	     .type = CONFIG_INT,
 	     .ptr = &cfg_not_ready_s,
@@ -181,6 +206,17 @@ int main(int argc, char **argv)
 		goto out_err;
 	fs = fs_new(store, git_dir);
 	fs_set_log_dir(fs, opts.logs ? opts.logs : cfg_logs);
+	const struct remotelogs_opts ro = {
+	    .ca_file = opts.ca_file ? opts.ca_file : cfg_ca,
+	    .cert_file = opts.client_cert ? opts.client_cert : cfg_cert,
+	    .key_file = opts.client_key ? opts.client_key : cfg_key,
+	    .timeout_ms = cfg_remote_timeout_ms,
+	};
+	if (*ro.ca_file || *ro.cert_file || *ro.key_file) {
+		if (!(remote = remotelogs_new(store, &ro, &err)))
+			goto out_err;
+		fs_set_remote_logs(fs, remote);
+	}
 	fs_set_service_range(fs, &svc_range);
 	fs_set_default_tolerations(fs, cfg_not_ready_s, cfg_unreachable_s);
 	if (fs_load(fs, &err) < 0)
@@ -202,7 +238,8 @@ int main(int argc, char **argv)
 	/* Threads start after the fork of daemonizing; LMDB is opened before
 	 * it, but the parent only exits. */
 	fuse_daemonize(fopts.foreground);
-	if (fs_start(fs, se, &err) < 0 || history_start(hist, &err) < 0)
+	if (fs_start(fs, se, &err) < 0 || history_start(hist, &err) < 0 ||
+	    remotelogs_start(remote, &err) < 0)
 		goto out_unmount;
 	log_info("serving %s (state %s)", fopts.mountpoint, state);
 
@@ -221,6 +258,10 @@ out_err:
 		error_free(err);
 		ret = 1;
 	}
+	/* its threads reply to requests: before the session goes */
+	remotelogs_free(remote);
+	if (fs)
+		fs_set_remote_logs(fs, NULL);
 	if (se)
 		fuse_session_destroy(se);
 	history_close(hist);
@@ -233,5 +274,8 @@ out_args:
 	free((char *)opts.state);
 	free((char *)opts.config);
 	free((char *)opts.logs);
+	free((char *)opts.ca_file);
+	free((char *)opts.client_cert);
+	free((char *)opts.client_key);
 	return ret;
 }

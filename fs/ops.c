@@ -75,6 +75,7 @@ struct fs__handle {
 				     later close fails and commits nothing */
 	struct fs__handle *wnext; /* the node's other writers */
 	int fd;			  /* a container log: the file on disk, else -1 */
+	char *remote;		  /* a container log on another host: its URL */
 	pthread_mutex_t lock;
 };
 
@@ -505,7 +506,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (dir && (dir->type == NODE_LOGS || dir->type == NODE_LOGPOD)) {
 		/* Always from the disk: a restart changes which file it is. */
 		FS_UNLOCK(fs);
-		logs_refresh(fs->tree, fs->log_dir, parent);
+		logs_refresh(fs->tree, fs->log_dir, fs->remotelogs, parent);
 		FS_LOCK_R(fs);
 		dir = tree_by_ino(fs->tree, parent);
 		n = dir ? tree_child(fs->tree, dir, name) : NULL;
@@ -518,8 +519,14 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	bool logfile = n->type == NODE_LOGFILE;
 	fs__entry(n, &e);
 	FS_UNLOCK(fs);
-	if (logfile)
+	if (logfile) {
+		cleanup_free char *url = logs_remote_url(fs->tree, e.ino);
+		if (url && fs->remotelogs) { /* its size from its node */
+			remotelogs_reply_entry(fs->remotelogs, req, &e, url);
+			return;
+		}
 		logs_file_stat(fs->tree, e.ino, &e.attr);
+	}
 	fuse_reply_entry(req, &e);
 }
 
@@ -565,8 +572,14 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	double ttl = fs__ttl(n);
 	bool logfile = n->type == NODE_LOGFILE;
 	FS_UNLOCK(fs);
-	if (logfile)
+	if (logfile) {
+		cleanup_free char *url = logs_remote_url(fs->tree, ino);
+		if (url && fs->remotelogs) { /* its size from its node */
+			remotelogs_reply_attr(fs->remotelogs, req, &st, ttl, url);
+			return;
+		}
 		logs_file_stat(fs->tree, ino, &st);
+	}
 	fuse_reply_attr(req, &st, ttl);
 }
 
@@ -1332,6 +1345,7 @@ static void fs__handle_free(struct fs__handle *h)
 	free(h->buf);
 	if (h->fd >= 0)
 		close(h->fd);
+	free(h->remote);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
@@ -1494,9 +1508,14 @@ static void fs__open_finish(fuse_req_t req, struct fs *fs, uint64_t ino, struct 
 		struct node *n = tree_by_ino(fs->tree, ino);
 		cleanup_free char *source = n && n->source ? xstrdup(n->source) : NULL;
 		FS_UNLOCK(fs);
-		h->fd = source ? open(source, O_RDONLY | O_CLOEXEC) : -1;
-		if (h->fd < 0)
-			e = source ? errno : ENOENT;
+		if (remotelogs_is_url(source)) { /* read from its node */
+			h->remote = steal_pointer(&source);
+			e = fs->remotelogs ? 0 : EIO;
+		} else {
+			h->fd = source ? open(source, O_RDONLY | O_CLOEXEC) : -1;
+			if (h->fd < 0)
+				e = source ? errno : ENOENT;
+		}
 		fi->direct_io = 1; /* it grows behind the kernel's back */
 	}
 	if (e) {
@@ -1669,6 +1688,10 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct fs *fs = fs__of(req);
 	struct fs__handle *h = (struct fs__handle *)(uintptr_t)fi->fh;
+	if (h->remote) { /* replied to from remotelogs' threads */
+		remotelogs_read(fs->remotelogs, req, h->remote, size, off);
+		return;
+	}
 	if (h->fd >= 0) {
 		cleanup_free char *buf = xmalloc(size ? size : 1);
 		ssize_t r = pread(h->fd, buf, size, off);
@@ -2014,7 +2037,8 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs__of(req);
-	logs_refresh(fs->tree, fs->log_dir, ino); /* does nothing for other folders */
+	logs_refresh(fs->tree, fs->log_dir, fs->remotelogs,
+		     ino); /* does nothing for other folders */
 	struct node *n = fs__relock(fs, ino);
 	if (!n || !S_ISDIR(n->mode)) {
 		FS_UNLOCK(fs);
@@ -2531,6 +2555,11 @@ void fs_set_default_tolerations(struct fs *fs, long long not_ready_s, long long 
 	fs->toleration_s[1] = unreachable_s;
 	admission_free(fs->admission);
 	fs->admission = fs__admission(fs);
+}
+
+void fs_set_remote_logs(struct fs *fs, struct remotelogs *rl)
+{
+	fs->remotelogs = rl;
 }
 
 void fs_set_log_dir(struct fs *fs, const char *dir)

@@ -64,6 +64,10 @@ const struct fuse_lowlevel_ops *fs_ops(void);
 /* Where containers' output lives (default /var/log/pods), shown read-only
  * under namespaces/<ns>/logs/. */
 void fs_set_log_dir(struct fs *fs, const char *dir);
+/* Pods' logs on other hosts are read through rl (remotelogs.h), which the
+ * caller keeps until fs_free(); NULL (the default): not shown. */
+struct remotelogs;
+void fs_set_remote_logs(struct fs *fs, struct remotelogs *rl);
 /* The range of Service addresses ([cluster] service-cidr; default
  * 10.96.0.0/16) that a Service's requested clusterIP must lie in; before
  * fs_load(). */

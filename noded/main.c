@@ -21,6 +21,7 @@
 #include "pull.h"
 #include "quantity.h"
 #include "runtime.h"
+#include "serve.h"
 #include "static.h"
 #include "token.h"
 #include "util.h"
@@ -81,6 +82,11 @@ struct noded_conf {
 	char *manifest_url;
 	uint64_t file_check_ms;
 	uint64_t http_check_ms;
+	int serve_port; /* logs for other hosts (serve.h); 0: not served */
+	char *serve_address;
+	char *tls_cert_file;
+	char *tls_key_file;
+	char *client_ca_file;
 };
 
 static void usage(FILE *out)
@@ -103,6 +109,11 @@ static void usage(FILE *out)
 	    "                              when stopping (default: pods keep running)\n"
 	    "  --service-account-key-file FILE  the private key (PEM, RSA or EC P-256) that\n"
 	    "                              signs pods' service-account tokens (default none)\n"
+	    "  --serve-port PORT           serve this node's container logs over HTTPS to\n"
+	    "                              clients of the cluster CA (0: not, the default)\n"
+	    "  --tls-cert-file FILE, --tls-private-key-file FILE, --client-ca-file FILE\n"
+	    "                              the server's certificate and key, and the CA\n"
+	    "                              whose clients it serves (PEM)\n"
 	    "  --verbose                   log at the debug level\n"
 	    "  -V, --version               print the version\n"
 	    "   or: corral-noded [--config FILE] image pull REF | list | rm REF... | prune\n"
@@ -171,6 +182,10 @@ int main(int argc, char **argv)
 	    {"heartbeat-period", required_argument, NULL, 'b'},
 	    {"cleanup-on-exit", no_argument, NULL, 'C'},
 	    {"service-account-key-file", required_argument, NULL, 'k'},
+	    {"serve-port", required_argument, NULL, 'P'},
+	    {"tls-cert-file", required_argument, NULL, 'T'},
+	    {"tls-private-key-file", required_argument, NULL, 'K'},
+	    {"client-ca-file", required_argument, NULL, 'A'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -178,6 +193,8 @@ int main(int argc, char **argv)
 	};
 	const char *flag_mount = NULL, *flag_name = NULL, *flag_config = NULL;
 	const char *flag_cidr = NULL, *flag_beat = NULL, *flag_sa_key = NULL;
+	const char *flag_serve_port = NULL, *flag_tls_cert = NULL, *flag_tls_key = NULL;
+	const char *flag_client_ca = NULL;
 	bool flag_hollow = false, verbose = false, flag_cleanup = false;
 	int c;
 
@@ -207,6 +224,18 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			flag_sa_key = optarg;
+			break;
+		case 'P':
+			flag_serve_port = optarg;
+			break;
+		case 'T':
+			flag_tls_cert = optarg;
+			break;
+		case 'K':
+			flag_tls_key = optarg;
+			break;
+		case 'A':
+			flag_client_ca = optarg;
 			break;
 		case 'v':
 			verbose = true;
@@ -273,6 +302,11 @@ int main(int argc, char **argv)
 	    {"manifest-url", CONFIG_STRING, &cf.manifest_url, "", 0, 0},
 	    {"file-check-frequency", CONFIG_DURATION, &cf.file_check_ms, "20s", 100, 86400000},
 	    {"http-check-frequency", CONFIG_DURATION, &cf.http_check_ms, "20s", 100, 86400000},
+	    {"serve-port", CONFIG_INT, &cf.serve_port, "0", 0, 65535},
+	    {"serve-address", CONFIG_STRING, &cf.serve_address, "", 0, 0},
+	    {"tls-cert-file", CONFIG_STRING, &cf.tls_cert_file, "", 0, 0},
+	    {"tls-private-key-file", CONFIG_STRING, &cf.tls_key_file, "", 0, 0},
+	    {"client-ca-file", CONFIG_STRING, &cf.client_ca_file, "", 0, 0},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -285,7 +319,11 @@ int main(int argc, char **argv)
 	    (flag_cidr && config_set(keys, "pod-cidr", flag_cidr, &err) < 0) ||
 	    (flag_beat && config_set(keys, "heartbeat-period", flag_beat, &err) < 0) ||
 	    (flag_cleanup && config_set(keys, "cleanup-on-exit", "true", &err) < 0) ||
-	    (flag_sa_key && config_set(keys, "service-account-key-file", flag_sa_key, &err) < 0))
+	    (flag_sa_key && config_set(keys, "service-account-key-file", flag_sa_key, &err) < 0) ||
+	    (flag_serve_port && config_set(keys, "serve-port", flag_serve_port, &err) < 0) ||
+	    (flag_tls_cert && config_set(keys, "tls-cert-file", flag_tls_cert, &err) < 0) ||
+	    (flag_tls_key && config_set(keys, "tls-private-key-file", flag_tls_key, &err) < 0) ||
+	    (flag_client_ca && config_set(keys, "client-ca-file", flag_client_ca, &err) < 0))
 		goto out_conf;
 	if (log_parse_level(cf.log_level) < 0) {
 		error_set(&err, EINVAL,
@@ -341,6 +379,7 @@ int main(int argc, char **argv)
 	    .storage_path = cf.state,
 	    .max_pods = cf.max_pods,
 	    .volumes_dir = volumes,
+	    .daemon_port = (unsigned)cf.serve_port,
 	};
 	if (cidr_parse(cf.cluster_cidr, &no.cluster_cidr, &err) < 0) {
 		error_prefix(&err, "cluster-cidr");
@@ -454,6 +493,7 @@ int main(int argc, char **argv)
 	struct static_pods *statics = NULL;
 	struct net *net = NULL;
 	struct proxy *proxy = NULL;
+	struct serve *serve = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
 		 cf.hollow ? "hollow" : "real", rt->version);
 	if (node_agent_register(na, &err) < 0)
@@ -539,6 +579,18 @@ int main(int argc, char **argv)
 		if (static_pods_start(statics, &err) < 0)
 			goto out_node;
 	}
+	if (cf.serve_port) {
+		const struct serve_opts so = {
+		    .address = *cf.serve_address ? cf.serve_address : node_agent_host_ip(na),
+		    .port = (unsigned)cf.serve_port,
+		    .log_dir = cf.pod_log_dir,
+		    .cert_file = cf.tls_cert_file,
+		    .key_file = cf.tls_key_file,
+		    .client_ca_file = cf.client_ca_file,
+		};
+		if (!(serve = serve_start(&so, &err)))
+			goto out_node;
+	}
 	const char *why_not = NULL, *msg = NULL;
 	if (!runtime_ready(rt, &why_not, &msg))
 		log_warn("node %s is not ready: %s", cf.name, msg);
@@ -551,6 +603,7 @@ out_node:
 	/* a stopped node stops heartbeating and leaves its object behind;
 	 * its pods run on (a restarted agent adopts them) unless asked */
 	node_agent_stop(na);
+	serve_stop(serve);
 	provision_free(prov);
 	metrics_free(metrics);
 	static_pods_free(statics);

@@ -169,6 +169,16 @@ void node_object_apply(struct ynode *obj, const struct node_facts *f, time_t now
 		ynode_append(addrs, node__address("InternalIP", f->host_ip));
 	ynode_append(addrs, node__address("Hostname", f->name));
 	ynode_set(st, "addresses", addrs);
+	/* where other hosts read this node's logs (corral-fs, serve.h) */
+	if (f->daemon_port) {
+		struct ynode *ep = ynode_new_map();
+		ynode_set(ep, "Port", ynode_new_int(f->daemon_port));
+		struct ynode *de = ynode_new_map();
+		ynode_set(de, "kubeletEndpoint", ep);
+		ynode_set(st, "daemonEndpoints", de);
+	} else {
+		ynode_del(st, "daemonEndpoints");
+	}
 	ynode_set(st, "nodeInfo", node__node_info(f));
 }
 
@@ -429,6 +439,7 @@ static void node__facts(struct node_agent *na, struct node_facts *f)
 	    .runtime_version = na->rt->version,
 	    .host_ip = na->host_ip,
 	    .volumes_dir = na->o.volumes_dir,
+	    .daemon_port = na->o.daemon_port,
 	};
 	if (na->o.hollow) {
 		f->capacity = na->o.hollow_capacity;

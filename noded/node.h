@@ -57,6 +57,7 @@ struct node_opts {
 	struct machine_resources hollow_capacity;
 	const char *volumes_dir; /* local-path volumes' folder: the node's
 				  * corral.io/volumes-dir annotation; NULL none */
+	unsigned daemon_port;	 /* where its logs are served (serve.h); 0 none */
 };
 
 /* Everything the node object says, gathered. */
@@ -74,13 +75,14 @@ struct node_facts {
 	const char *ready_message;
 	struct machine_pressure pressure;
 	const char *volumes_dir; /* NULL: no corral.io/volumes-dir annotation */
+	unsigned daemon_port;	 /* status.daemonEndpoints.kubeletEndpoint.Port; 0: none */
 };
 
 /* Brings obj (the stored node, or an empty map for a new one) to f:
  * apiVersion and kind, metadata.name, our labels (others kept), the
  * podCIDR if the node has none, and status (capacity, allocatable,
- * conditions with lastHeartbeatTime now, addresses, nodeInfo; fields of
- * others kept). Pure. */
+ * conditions with lastHeartbeatTime now, addresses, daemonEndpoints,
+ * nodeInfo; fields of others kept). Pure. */
 void node_object_apply(struct ynode *obj, const struct node_facts *f, time_t now);
 /* This node's Lease, held for duration_s seconds from now; claim and
  * node_uid may be NULL. Pure. */

@@ -5,7 +5,8 @@ PKGS="gcc make pkg-config libfuse3-dev fuse3 libyaml-dev libinih-dev libgit2-dev
 liblmdb-dev libcmocka-dev systemd-container git inotify-tools mandoc vim
 rsync nftables iproute2 busybox-static clang clang-format procps psmisc util-linux file
 bind9-dnsutils dnsperf dnsmasq-base curl python3 tzdata libssl-dev openssl
-skopeo docker-registry apache2-utils libjansson-dev"
+skopeo docker-registry apache2-utils libjansson-dev libcurl4-openssl-dev
+libmicrohttpd-dev libgnutls28-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -207,6 +207,23 @@ static void test_node_object__real_node_without_pod_cidr(void **state)
 	assert_null(ynode_get(ynode_path(n, "metadata.labels"), "corral.io/hollow"));
 }
 
+/* A node that serves its logs says where (remotelogs.h reads it); one
+ * that stopped serving says so by leaving the field out. */
+static void test_node_object__daemon_endpoint_only_when_served(void **state)
+{
+	(void)state;
+	struct node_facts f = facts();
+	cleanup_ynode struct ynode *n = ynode_new_map();
+	node_object_apply(n, &f, T0);
+	assert_null(ynode_path(n, "status.daemonEndpoints"));
+	f.daemon_port = 10250;
+	node_object_apply(n, &f, T0);
+	assert_string_equal(str(n, "status.daemonEndpoints.kubeletEndpoint.Port"), "10250");
+	f.daemon_port = 0;
+	node_object_apply(n, &f, T0 + 10);
+	assert_null(ynode_path(n, "status.daemonEndpoints"));
+}
+
 static void test_node_lease__claim_and_owner(void **state)
 {
 	(void)state;
@@ -271,6 +288,7 @@ int main(void)
 	    cmocka_unit_test(test_node_object__heartbeat_moves_only_heartbeat_times),
 	    cmocka_unit_test(test_node_object__keeps_what_others_wrote),
 	    cmocka_unit_test(test_node_object__real_node_without_pod_cidr),
+	    cmocka_unit_test(test_node_object__daemon_endpoint_only_when_served),
 	    cmocka_unit_test(test_node_lease__claim_and_owner),
 	    cmocka_unit_test(test_node_cidrs__held_and_claimed),
 	};
