@@ -42,6 +42,8 @@ struct bench {
 	char **names;	/* read mode: the files found, shuffled */
 	long nnames;
 	struct timespec start;
+	long seq_base;	     /* microseconds since the epoch at the start: no two runs
+				write the same sequence numbers */
 	atomic_long next;    /* next operation index to take */
 	atomic_long done;    /* operations that succeeded */
 	atomic_long errors;  /* operations that failed */
@@ -65,7 +67,8 @@ static void report_error(struct bench *b, const char *what, const char *name, in
 }
 
 /* A valid document of about 300 bytes whose content differs per sequence
- * number, so that every write is a real change. */
+ * number, so that every write is a real change (of the declared part too,
+ * so that each one reaches the history: a settle waits for it). */
 static int render(const struct bench *b, const char *name, long seq, int writer, char *buf,
 		  size_t len)
 {
@@ -123,7 +126,7 @@ static void write_one(struct bench *b, long idx, int writer)
 	char name[256], path[4096], doc[1024];
 	snprintf(name, sizeof(name), "%s-%05ld", b->prefix, idx % b->range);
 	snprintf(path, sizeof(path), "%s/%s.yaml", b->dir, name);
-	int len = render(b, name, idx, writer, doc, sizeof(doc));
+	int len = render(b, name, b->seq_base + idx, writer, doc, sizeof(doc));
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		report_error(b, "open", name, errno);
@@ -309,6 +312,9 @@ int main(int argc, char **argv)
 	pthread_t tid[1024];
 	struct worker w[1024];
 	clock_gettime(CLOCK_MONOTONIC, &b.start);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	b.seq_base = (long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
 	for (int i = 0; i < b.threads; i++) {
 		w[i] = (struct worker){.bench = &b, .id = i};
 		int rc = pthread_create(&tid[i], NULL, work, &w[i]);

@@ -10,7 +10,8 @@
 # Knobs (environment): BENCH_OBJECTS (10000), BENCH_SECONDS per rate phase (5),
 # BENCH_GIT_CHANGES git CLI commits timed (500, or as many as fit in
 # BENCH_GIT_SECONDS, 45), BENCH_WAIT_MAX seconds to wait for the history (120),
-# BENCH_KEEP=1 keeps the temporary folder.
+# BENCH_KEEP=1 keeps the temporary folder, BENCH_WRITES_ONLY=1 stops after the
+# write phases (for comparing write-path changes quickly).
 set -u
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -140,6 +141,19 @@ settle() {
 	wait_history "$rv" "$WAIT_MAX" >/dev/null ||
 		echo "bench: the history did not reach revision $rv within ${WAIT_MAX}s (now $(head_revision))" >&2
 }
+# quiesce FILE: before a durable-write phase or its baseline: the history
+# has caught up with the write of FILE (if any), corral-fs's repack (its
+# child) is over, and every dirty page is on disk, so that no phase pays
+# for the writeback of the one before it.
+quiesce() {
+	[ -n "${1:-}" ] && settle "$1"
+	local deadline=$(($(now_ns) + WAIT_MAX * 1000000000))
+	while [ -n "$(pgrep -P "$FSPID")" ] && [ "$(now_ns)" -lt "$deadline" ]; do
+		check_fs
+		sleep 0.1
+	done
+	sync
+}
 # ls_secs DIR: median of three timed `ls -l DIR`.
 ls_secs() {
 	local i t0 t1 s=""
@@ -202,8 +216,10 @@ t=$(fsbench write -d "$DT" -n "$N" -t 8 -p cm -N bench) || die "the tmpfs burst 
 row "creates/s, burst of $N new objects, 8 writers [tmpfs]" "$(field "$c" rate)" "$(field "$t" rate)"
 
 # --- writes with N objects present: every write replaces one of them ----------
+prev=$D/$last
 for th in 1 8; do
 	echo "writes: $th writer(s), ${SECS}s each ..."
+	quiesce "$prev"
 	c=$(fsbench write -d "$D" -n 1000000000 -r "$N" -t "$th" -s "$SECS" -p cm -N bench) ||
 		fs_failed "the $th-writer run failed"
 	check_fs
@@ -214,11 +230,23 @@ for th in 1 8; do
 		# The disk's own ceiling: bare LMDB, one durable commit per put,
 		# in a folder beside the store (same filesystem).
 		mkdir -p "$T/lmdbbase"
+		quiesce "$D/$(field "$c" last)"
 		l=$("$B/lmdbbase" "$T/lmdbbase" 2000) || die "lmdbbase failed"
 		row "durable writes/s, 1 writer [bare LMDB: 1 synced txn per put]" "$(field "$c" rate)" "$(field "$l" rate)"
 	fi
-	settle "$D/$(field "$c" last)"
+	prev=$D/$(field "$c" last)
+	settle "$prev"
 done
+
+if [ "${BENCH_WRITES_ONLY:-0}" = 1 ]; then
+	echo
+	for r in "${ROWS[@]}"; do
+		IFS='|' read -r m a b q <<<"$r"
+		printf '%-60s %12s %12s %8s\n' "$m" "${a:--}" "${b:--}" "$q"
+	done
+	echo "history lag after the burst: ${lag:-?} s; history.git: $hist_commits commits, $hist_bytes bytes"
+	exit 0
+fi
 
 # --- reads of existing objects in a shuffled order ----------------------------
 # The floor: a minimal FUSE filesystem with as many files of an object's

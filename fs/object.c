@@ -80,6 +80,40 @@ static struct ynode *object__history_tree(const struct kind_info *k, const struc
 	return d;
 }
 
+/* The history tree of obj from its declared tree decl: decl itself (*own
+ * left NULL) unless obj is autoscaled, so that the usual write clones its
+ * tree once, not twice. */
+static const struct ynode *object__history_of(const struct kind_info *k, const struct ynode *obj,
+					      const struct ynode *decl, struct ynode **own)
+{
+	*own = NULL;
+	if (!object__autoscaled(k, obj))
+		return decl;
+	*own = ynode_clone(decl);
+	ynode_del(ynode_get(*own, "spec"), "replicas");
+	return *own;
+}
+
+/* Whether mappings a and b are equal but for their metadata. */
+static bool object__equal_beyond_metadata(const struct ynode *a, const struct ynode *b)
+{
+	if (a->type != YNODE_MAP || b->type != YNODE_MAP)
+		return ynode_equal(a, b);
+	size_t na = 0, nb = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const char *key = ynode_map_key(a, i)->str;
+		if (strcmp(key, "metadata") == 0)
+			continue;
+		na++;
+		const struct ynode *bv = ynode_get(b, key);
+		if (!bv || !ynode_equal(ynode_map_val(a, i), bv))
+			return false;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		nb += strcmp(ynode_map_key(b, i)->str, "metadata") != 0;
+	return na == nb;
+}
+
 char *object_declared(const struct kind_info *k, const struct ynode *obj)
 {
 	if (!k->history || object__controller_owned(obj))
@@ -351,15 +385,8 @@ int object_build(struct object_build *b, struct error **err)
 		long long gen = 1;
 		if (old && ynode_int(ynode_path(old, "metadata.generation"), &gen) < 0)
 			gen = 1;
-		if (old) {
-			struct ynode *a = ynode_clone(new_decl), *c = ynode_clone(old_decl);
-			ynode_del(a, "metadata");
-			ynode_del(c, "metadata");
-			if (!ynode_equal(a, c))
-				gen++;
-			ynode_free(a);
-			ynode_free(c);
-		}
+		if (old && !object__equal_beyond_metadata(new_decl, old_decl))
+			gen++;
 		ynode_set(md, "generation", ynode_new_int(gen));
 		ynode_sort(md);
 	}
@@ -388,8 +415,10 @@ int object_build(struct object_build *b, struct error **err)
 		return r;
 	bool declared = k->history && !object__controller_owned(obj);
 	bool was_declared = old && k->history && !object__controller_owned(old);
-	cleanup_ynode struct ynode *new_hist = object__history_tree(k, obj);
-	cleanup_ynode struct ynode *old_hist = old ? object__history_tree(k, old) : NULL;
+	cleanup_ynode struct ynode *new_own = NULL;
+	cleanup_ynode struct ynode *old_own = NULL;
+	const struct ynode *new_hist = object__history_of(k, obj, new_decl, &new_own);
+	const struct ynode *old_hist = old ? object__history_of(k, old, old_decl, &old_own) : NULL;
 	if (declared && !(was_declared && ynode_equal(old_hist, new_hist))) {
 		b->declared = yaml_emit(new_hist, NULL);
 		b->message =

@@ -34,9 +34,11 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define STORE_MAP_SIZE (8ULL << 30) /* sparse; the file grows as used */
-#define STORE_RESERVE  (8ULL << 20) /* kept allocated beyond the data, for deletions */
-#define STORE_FREE_MIN (1ULL << 20) /* free space below which the disk is full */
+#define STORE_MAP_SIZE	    (8ULL << 30) /* sparse; the file grows as used */
+#define STORE_RESERVE	    (8ULL << 20) /* kept allocated beyond the data, for deletions */
+#define STORE_FREE_MIN	    (1ULL << 20) /* free space below which the disk is full */
+#define STORE_FREE_FAR	    (1ULL << 30) /* free space that is looked at less often */
+#define STORE_FREE_FRESH_NS 100000000LL	 /* how long such a look holds: 100 ms */
 
 /* A key some writer holds or waits for (store_lock_key). */
 struct store__keylock {
@@ -72,6 +74,8 @@ struct store {
 	int fd;		       /* LMDB's data file */
 	uint64_t reserved_end; /* the data file is allocated up to here */
 	bool full;	       /* the last look found no room */
+	uint64_t free_seen;    /* free bytes at the last look */
+	int64_t free_seen_ns;  /* when (CLOCK_MONOTONIC) */
 	pthread_mutex_t keys_lock;
 	struct store__keylock *keys; /* under keys_lock; as many as writers */
 };
@@ -88,6 +92,22 @@ static uint64_t store__free_bytes(struct store *s)
 	if (statvfs(s->dir, &vs) != 0)
 		return UINT64_MAX; /* cannot tell: not full */
 	return (uint64_t)vs.f_bavail * vs.f_frsize;
+}
+
+/* The free bytes as the committer looks at them before a batch: a look
+ * holds for STORE_FREE_FRESH_NS while more than STORE_FREE_FAR is free
+ * (no writer fills that much in the meantime); closer to full, every
+ * batch looks again. Only the committer (or store_open) calls it. */
+static uint64_t store__free_bytes_cached(struct store *s)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (s->free_seen >= STORE_FREE_FAR && now - s->free_seen_ns < STORE_FREE_FRESH_NS)
+		return s->free_seen;
+	s->free_seen = store__free_bytes(s);
+	s->free_seen_ns = now;
+	return s->free_seen;
 }
 
 static int store__full_err(struct store *s, struct error **err)
@@ -135,7 +155,7 @@ static bool store__room(struct store *s)
 				room = false;
 		}
 	}
-	if (room && store__free_bytes(s) < STORE_FREE_MIN)
+	if (room && store__free_bytes_cached(s) < STORE_FREE_MIN)
 		room = false;
 	if (room == s->full) {
 		if (room)
