@@ -3,7 +3,7 @@
 # test, `make asan` does the same under AddressSanitizer + UBSan.
 
 CC ?= cc
-PKGS := fuse3 yaml-0.1 inih libgit2 lmdb jansson libcrypto zlib
+PKGS := fuse3 yaml-0.1 inih libgit2 lmdb jansson libcrypto zlib libcurl
 B ?= build
 PREFIX ?= /usr/local
 CFLAGS ?= -O2 -g
