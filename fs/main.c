@@ -218,8 +218,11 @@ int main(int argc, char **argv)
 	}
 	/* Threads start after the fork of daemonizing; LMDB is opened before
 	 * it, but the parent only exits. */
+	/* The replays of remote.h use it after the daemon's chdir("/"). */
+	char mnt_abs[PATH_MAX];
+	const char *mnt = realpath(fopts.mountpoint, mnt_abs) ? mnt_abs : fopts.mountpoint;
 	fuse_daemonize(fopts.foreground);
-	if (fs_start(fs, se, fopts.mountpoint, &err) < 0 || history_start(hist, &err) < 0)
+	if (fs_start(fs, se, mnt, &err) < 0 || history_start(hist, &err) < 0)
 		goto out_unmount;
 	log_info("serving %s (state %s)", fopts.mountpoint, state);
 

@@ -2333,6 +2333,13 @@ int fs_load(struct fs *fs, struct error **err)
 			uint64_t rv;
 			int r = fs__write(fs, &t, text, strlen(text), "corral <corral@localhost>",
 					  &b, &rv, err);
+			if (r < 0 && store_shared(fs->store) && err && *err &&
+			    ((*err)->status == EAGAIN || (*err)->status == EEXIST)) {
+				/* Another corral-fs made it first. */
+				error_free(*err);
+				*err = NULL;
+				continue;
+			}
 			if (r < 0)
 				return r;
 			blob_unref(b);

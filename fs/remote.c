@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 struct remote {
-	char *mountpoint;
-	int root;	       /* the mount's top, opened on first use */
+	char *mountpoint;      /* absolute; every replay resolves its path afresh,
+				  so that no descriptor keeps the mount busy */
 	atomic_int tid;	       /* the watch thread, whose requests are replays */
 	struct strmap *relist; /* during a relist, the keys it named */
 };
@@ -39,13 +39,6 @@ int remote_mkdir(struct fs *fs, fuse_ino_t parent, const char *name, struct fuse
 		fs__entry(namespace_add(fs, name), e);
 	FS_UNLOCK(fs);
 	return r;
-}
-
-static int remote__root(struct remote *rm)
-{
-	if (rm->root < 0)
-		rm->root = open(rm->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return rm->root;
 }
 
 /* The folder a key's node goes in (made if it is a namespace's); write
@@ -87,7 +80,9 @@ static int remote__put(struct fs *fs, const char *key, const struct store_record
 		n->kind = dir->kind;
 		n->rv = 0;
 	}
-	if (n && n->type == NODE_OBJECT && (n->pending || n->rv < rec->rv)) {
+	/* A file a local writer is creating is left to it: its commit
+	 * conflicts and then shows what is stored. */
+	if (n && n->type == NODE_OBJECT && !n->pending && n->rv < rec->rv) {
 		fs__set_content(n, blob_new(rec->yaml, rec->len), rec->rv);
 		n->mtime.tv_sec = rec->mtime_ns / 1000000000;
 		n->mtime.tv_nsec = rec->mtime_ns % 1000000000;
@@ -105,13 +100,13 @@ static int remote__put(struct fs *fs, const char *key, const struct store_record
 static void remote__replay_put(struct fs *fs, const char *key, bool new_ns)
 {
 	struct remote *rm = fs->remote;
-	int root = remote__root(rm);
-	if (root < 0)
-		return;
-	if (new_ns && mkdirat(root, key, 0755) < 0 && errno != EEXIST)
-		log_debug("remote: mkdir %s: %s", key, strerror(errno));
-	cleanup_free char *path = xasprintf("%s.yaml", key);
-	int fd = openat(root, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (new_ns) {
+		cleanup_free char *dir = xasprintf("%s/%s", rm->mountpoint, key);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			log_debug("remote: mkdir %s: %s", dir, strerror(errno));
+	}
+	cleanup_free char *path = xasprintf("%s/%s.yaml", rm->mountpoint, key);
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		log_debug("remote: open %s: %s", path, strerror(errno));
 		return;
@@ -140,9 +135,8 @@ static void remote__delete(struct fs *fs, const char *key, uint64_t rv)
 	struct node *n = dir ? tree_child(fs->tree, dir, fname) : NULL;
 	bool there = n && n->type == NODE_OBJECT && n->rv < rv;
 	FS_UNLOCK(fs);
-	int rootfd = remote__root(fs->remote);
-	cleanup_free char *path = xasprintf("%s.yaml", key);
-	if (there && rootfd >= 0 && unlinkat(rootfd, path, 0) < 0)
+	cleanup_free char *path = xasprintf("%s/%s.yaml", fs->remote->mountpoint, key);
+	if (there && unlink(path) < 0)
 		log_debug("remote: unlink %s: %s", path, strerror(errno));
 	if (ns_object)
 		namespace_forget(fs, tp.name);
@@ -222,8 +216,12 @@ int remote_start(struct fs *fs, const char *mountpoint, struct error **err)
 	if (!store_shared(fs->store))
 		return 0;
 	struct remote *rm = xcalloc(1, sizeof(*rm));
-	rm->mountpoint = xstrdup(mountpoint);
-	rm->root = -1;
+	rm->mountpoint = realpath(mountpoint, NULL);
+	if (!rm->mountpoint) {
+		int e = errno;
+		free(rm);
+		return error_set(err, e, "remote: %s: %s", mountpoint, strerror(e));
+	}
 	rm->tid = -1;
 	fs->remote = rm;
 	return store_watch(fs->store, remote__change, fs, err);
@@ -235,8 +233,6 @@ void remote_stop(struct fs *fs)
 	if (!rm)
 		return;
 	store_unwatch(fs->store);
-	if (rm->root >= 0)
-		close(rm->root);
 	strmap_free(rm->relist, NULL);
 	free(rm->mountpoint);
 	free(rm);

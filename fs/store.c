@@ -594,6 +594,8 @@ static int store__lmdb_outbox_read(struct store *s, uint64_t after_rv, size_t ma
 
 void store_outbox_free(struct store_outbox_entry *e, size_t n)
 {
+	if (!e)
+		return; /* a failed read's: no entries, whatever n says */
 	for (size_t i = 0; i < n; i++) {
 		free(e[i].path);
 		free(e[i].yaml);
@@ -636,14 +638,7 @@ static int store__lmdb_outbox_trim(struct store *s, uint64_t rv, struct error **
 
 static void store__lmdb_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = store_deadline(timeout_ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->rev <= after_rv && !s->kicked)
 		if (pthread_cond_timedwait(&s->outbox_cond, &s->lock, &ts) == ETIMEDOUT)

@@ -259,6 +259,21 @@ static size_t etcd__collect(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* A POST of payload (JSON) to url, the answer to write(data). */
+static void etcd__curl_setup(CURL *h, const char *url, const char *payload, struct curl_slist *hdrs,
+			     size_t (*write)(char *, size_t, size_t, void *), void *data)
+{
+	curl_easy_reset(h);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, data);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)ETCD__CONNECT_MS);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+}
+
 static CURL *etcd__handle(struct store_etcd *s)
 {
 	CURL *h = NULL;
@@ -310,16 +325,8 @@ static int etcd__post(struct store_etcd *s, const char *path, json_t *body, bool
 		size_t idx = (first + i) % s->nendpoints;
 		cleanup_free char *url = xasprintf("http://%s%s", s->endpoints[idx], path);
 		struct etcd__buf b = {0};
-		curl_easy_reset(h);
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, etcd__collect);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+		etcd__curl_setup(h, url, payload, hdrs, etcd__collect, &b);
 		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)ETCD__TIMEOUT_MS);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)ETCD__CONNECT_MS);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
 		CURLcode rc = curl_easy_perform(h);
 		long code = 0;
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -421,6 +428,29 @@ static json_t *etcd__compare_mod(const char *key, uint64_t rev)
 	return c;
 }
 
+/* One transaction: if every compare holds (cmp NULL: none), success's
+ * operations, else a read of fail_key (NULL: nothing). Takes cmp and
+ * success. */
+static int etcd__txn(struct store_etcd *s, json_t *cmp, json_t *success, const char *fail_key,
+		     bool retry, json_t **resp, struct error **err)
+{
+	json_t *req = json_object();
+	if (cmp) {
+		json_t *all = json_array();
+		json_array_append_new(all, cmp);
+		json_object_set_new(req, "compare", all);
+	}
+	json_object_set_new(req, "success", success);
+	if (fail_key) {
+		json_t *fail = json_array();
+		json_array_append_new(fail, etcd__range_op(fail_key));
+		json_object_set_new(req, "failure", fail);
+	}
+	int r = etcd__post(s, "/v3/kv/txn", req, retry, resp, err);
+	json_decref(req);
+	return r;
+}
+
 /* The kvs of a range answer (of a txn's i-th answer when i >= 0). */
 static json_t *etcd__kvs(json_t *resp, int i)
 {
@@ -491,17 +521,8 @@ static int etcd__apply(struct store *ss, struct store_change *c, struct error **
 		cleanup_free char *hkey = store_etcd_key(STORE_ETCD_OUTBOX, id);
 		json_array_append_new(ops, etcd__put_op(hkey, text, strlen(text)));
 	}
-	json_t *req = json_object();
-	json_t *cmp = json_array();
-	json_array_append_new(cmp, etcd__compare_mod(okey, c->expect_rv));
-	json_object_set_new(req, "compare", cmp);
-	json_object_set_new(req, "success", ops);
-	json_t *fail = json_array();
-	json_array_append_new(fail, etcd__range_op(okey));
-	json_object_set_new(req, "failure", fail);
 	json_t *resp = NULL;
-	int r = etcd__post(s, "/v3/kv/txn", req, false, &resp, err);
-	json_decref(req);
+	int r = etcd__txn(s, etcd__compare_mod(okey, c->expect_rv), ops, okey, false, &resp, err);
 	if (r < 0)
 		return r;
 	if (!json_is_true(json_object_get(resp, "succeeded"))) {
@@ -547,14 +568,11 @@ static int etcd__get(struct store *ss, const char *key, struct store_record *rec
 	struct store_etcd *s = etcd__of(ss);
 	cleanup_free char *okey = store_etcd_key(STORE_ETCD_OBJECT, key);
 	cleanup_free char *dkey = store_etcd_key(STORE_ETCD_DECL, key);
-	json_t *req = json_object();
 	json_t *ops = json_array();
 	json_array_append_new(ops, etcd__range_op(okey));
 	json_array_append_new(ops, etcd__range_op(dkey));
-	json_object_set_new(req, "success", ops);
 	json_t *resp = NULL;
-	int r = etcd__post(s, "/v3/kv/txn", req, true, &resp, err);
-	json_decref(req);
+	int r = etcd__txn(s, NULL, ops, NULL, true, &resp, err);
 	if (r < 0)
 		return r;
 	json_t *kv = json_array_get(etcd__kvs(resp, 0), 0);
@@ -776,24 +794,15 @@ static int etcd__elect_trimmer(struct store_etcd *s, bool *leader, struct error 
 {
 	char lease[24];
 	snprintf(lease, sizeof(lease), "%lld", (long long)s->lease);
-	json_t *req = json_object();
-	json_t *cmp = json_array();
 	json_t *c = json_object();
 	json_object_set_new(c, "key", etcd__b64_json(STORE_ETCD_TRIMMER_KEY));
 	json_object_set_new(c, "target", json_string("CREATE"));
 	json_object_set_new(c, "result", json_string("EQUAL"));
 	json_object_set_new(c, "create_revision", json_integer(0));
-	json_array_append_new(cmp, c);
-	json_object_set_new(req, "compare", cmp);
 	json_t *ops = json_array();
 	json_array_append_new(ops, etcd__put_lease_op(STORE_ETCD_TRIMMER_KEY, s->writer, s->lease));
-	json_object_set_new(req, "success", ops);
-	json_t *fail = json_array();
-	json_array_append_new(fail, etcd__range_op(STORE_ETCD_TRIMMER_KEY));
-	json_object_set_new(req, "failure", fail);
 	json_t *resp = NULL;
-	int r = etcd__post(s, "/v3/kv/txn", req, false, &resp, err);
-	json_decref(req);
+	int r = etcd__txn(s, c, ops, STORE_ETCD_TRIMMER_KEY, false, &resp, err);
 	if (r < 0)
 		return r;
 	if (json_is_true(json_object_get(resp, "succeeded"))) {
@@ -836,11 +845,7 @@ static int etcd__outbox_delete(struct store_etcd *s, uint64_t rv, struct error *
 			json_array_append_new(ops, etcd__delete_op(k));
 		}
 		json_decref(resp);
-		json_t *txn = json_object();
-		json_object_set_new(txn, "success", ops);
-		r = etcd__post(s, "/v3/kv/txn", txn, false, &resp, err);
-		json_decref(txn);
-		if (r < 0)
+		if ((r = etcd__txn(s, NULL, ops, NULL, false, &resp, err)) < 0)
 			return r;
 		json_decref(resp);
 	}
@@ -860,12 +865,8 @@ static int etcd__outbox_trim(struct store *ss, uint64_t rv, struct error **err)
 	snprintf(val, sizeof(val), "%llu", (unsigned long long)rv);
 	json_t *ops = json_array();
 	json_array_append_new(ops, etcd__put_lease_op(mine, val, s->lease));
-	json_t *txn = json_object();
-	json_object_set_new(txn, "success", ops);
 	json_t *resp = NULL;
-	r = etcd__post(s, "/v3/kv/txn", txn, false, &resp, err);
-	json_decref(txn);
-	if (r < 0)
+	if ((r = etcd__txn(s, NULL, ops, NULL, false, &resp, err)) < 0)
 		return r;
 	json_decref(resp);
 	bool leader = false;
@@ -895,14 +896,7 @@ static int etcd__outbox_trim(struct store *ss, uint64_t rv, struct error **err)
 static void etcd__outbox_wait(struct store *ss, uint64_t after_rv, int timeout_ms)
 {
 	struct store_etcd *s = etcd__of(ss);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = store_deadline(timeout_ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->rev <= after_rv && !s->kicked)
 		if (pthread_cond_timedwait(&s->rev_cond, &s->lock, &ts) == ETIMEDOUT)
@@ -1100,18 +1094,10 @@ static void *etcd__watch_run(void *arg)
 		size_t idx = atomic_load(&s->current);
 		cleanup_free char *url = xasprintf("http://%s/v3/watch", s->endpoints[idx]);
 		struct etcd__stream st = {.s = s};
-		curl_easy_reset(h);
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, etcd__watch_data);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
+		etcd__curl_setup(h, url, payload, hdrs, etcd__watch_data, &st);
 		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, etcd__watch_progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, s);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)ETCD__CONNECT_MS);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
 		curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 		curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 2L);
 		curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 1L);

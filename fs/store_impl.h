@@ -7,6 +7,8 @@
 
 #include "store.h"
 
+#include <time.h>
+
 struct store_ops {
 	void (*close)(struct store *s);
 	int (*apply)(struct store *s, struct store_change *c, struct error **err);
@@ -33,6 +35,9 @@ struct store_ops {
 struct store_base {
 	const struct store_ops *ops;
 };
+
+/* timeout_ms from now on CLOCK_REALTIME, for pthread_cond_timedwait(). */
+struct timespec store_deadline(int timeout_ms);
 
 extern const struct store_ops store_lmdb_ops;
 int store_lmdb_open(const char *dir, struct store **out, struct error **err);
