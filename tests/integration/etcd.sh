@@ -154,7 +154,9 @@ start_member 3
 check "the members come back" wait_for 30 sh -c "curl -sf -m 1 http://$(client 2)/health | grep -q true"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: back}\n' >"$T/back.new"
 wrote() { cp "$T/back.new" "$MA/namespaces/dev/configmaps/back.yaml"; }
-check "writes come back with the quorum" wait_for 30 wrote
+# wait_secs SECS cmd...: wait_for by the clock (a cp may take etcd's 5 s).
+wait_secs() { local end=$((SECONDS + $1)); shift; until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.2; done; }
+check "writes come back with the quorum" wait_secs 60 wrote
 check "and reach B" wait_for 10 readable "$MB/namespaces/dev/configmaps/back.yaml"
 
 [ "$FAILS" = 0 ]
