@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,6 +201,8 @@ static int etcd_start(void **state)
 		snprintf(client, sizeof(client), "http://127.0.0.1:%d", port);
 		snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", port + 1);
 		snprintf(cluster, sizeof(cluster), "t=%s", peer);
+		/* Gone with this test, even if it crashes. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
 			_exit(127);
 		execlp("etcd", "etcd", "--name", "t", "--data-dir", data, "--listen-client-urls",
