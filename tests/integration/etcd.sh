@@ -118,12 +118,11 @@ done
 check "two mounts writing over one resourceVersion: exactly one wins (3 rounds)" test "$wins" = 3
 
 # ---- history -----------------------------------------------------------------
-hist_has() { git --git-dir="$1/history.git" log --format=%s -- namespaces/dev/configmaps/c1.yaml 2>/dev/null | grep -q .; }
-check "A's history holds c1" wait_for 15 hist_has "$SA"
-check "B's history holds c1 too" wait_for 15 hist_has "$SB"
-na=$(git --git-dir="$SA/history.git" log --format=%s -- namespaces/dev/configmaps/c1.yaml | wc -l)
-nb=$(git --git-dir="$SB/history.git" log --format=%s -- namespaces/dev/configmaps/c1.yaml | wc -l)
-check "both histories hold c1's two changes ($na, $nb)" test "$na" = 2 -a "$nb" = 2
+# hist_n STATE N: STATE's history holds N changes of c1 (its create on A, its update on B)
+hist_n() { [ "$(git --git-dir="$1/history.git" log --format=%s -- namespaces/dev/configmaps/c1.yaml 2>/dev/null | wc -l)" = "$2" ]; }
+check "A's history holds c1's two changes" wait_for 15 hist_n "$SA" 2
+check "B's history holds them too" wait_for 15 hist_n "$SB" 2
+check "both show the namespace's creation" sh -c "git --git-dir='$SA/history.git' log --format=%s -- namespaces/dev.yaml | grep -q . && git --git-dir='$SB/history.git' log --format=%s -- namespaces/dev.yaml | grep -q ."
 
 # ---- a member killed and restarted --------------------------------------------------
 kill_member 1
