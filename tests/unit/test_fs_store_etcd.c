@@ -3,8 +3,8 @@
  * member list. With one (etcd on PATH; a member started on loopback, on a
  * port below the ephemeral range, its data in a mkdtemp folder, killed and
  * removed at the end): put, get, conflicts, delete, the outbox, and a
- * second store's watch seeing the first's changes but not its own. Every
- * wait is bounded. */
+ * second store's watch seeing the first's changes but not its own, and
+ * listing everything again when compacted past. Every wait is bounded. */
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -432,6 +432,61 @@ static void test_store_etcd_live__a_watch_sees_others_changes_not_its_own(void *
 	store_close(a);
 }
 
+struct relist {
+	pthread_mutex_t lock;
+	int begins, ends, named;
+	uint64_t end_rev;
+};
+
+static void relist_fn(void *data, const char *key, const struct store_record *rec, uint64_t rv)
+{
+	struct relist *w = data;
+	pthread_mutex_lock(&w->lock);
+	if (!key && rv == 0)
+		w->begins++;
+	else if (!key)
+		w->ends++, w->end_rev = rv;
+	else if (rec && strcmp(key, "namespaces/rl/configmaps/kept") == 0)
+		w->named++;
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void test_store_etcd_live__a_watch_compacted_past_lists_again(void **state)
+{
+	(void)state;
+	struct store *a = open_store(), *b = open_store();
+	/* b lists now, then falls behind a compaction before it watches. */
+	assert_int_equal(store_foreach(b, false, count_one, &(int){0}, NULL), 0);
+	uint64_t rv = 0;
+	assert_int_equal(
+	    apply(a, "namespaces/rl/configmaps/kept", config_map("k", "1"), 0, NULL, &rv), 0);
+	assert_int_equal(
+	    apply(a, "namespaces/rl/configmaps/gone", config_map("g", "1"), 0, NULL, &rv), 0);
+	assert_int_equal(apply(a, "namespaces/rl/configmaps/gone", NULL, rv, NULL, &rv), 0);
+	cleanup_free char *cmd = xasprintf("curl -sf -m 5 -X POST http://%s/v3/kv/compaction "
+					   "-d '{\"revision\": %llu}' >/dev/null",
+					   etcd_member.url, (unsigned long long)rv);
+	assert_int_equal(system(cmd), 0);
+	struct relist w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	assert_int_equal(store_watch(b, relist_fn, &w, NULL), 0);
+	bool done = false;
+	for (int i = 0; i < 100 && !done; i++) { /* 10 s at most */
+		pthread_mutex_lock(&w.lock);
+		done = w.ends > 0;
+		pthread_mutex_unlock(&w.lock);
+		if (!done) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	assert_int_equal(w.begins, 1);
+	assert_int_equal(w.ends, 1);
+	assert_int_equal(w.named, 1);
+	assert_true(w.end_rev >= rv);
+	store_close(b);
+	store_close(a);
+}
+
 static void test_store_etcd_live__no_member_is_eio(void **state)
 {
 	(void)state;
@@ -461,6 +516,7 @@ int main(void)
 	    cmocka_unit_test(test_store_etcd_live__foreach_sees_every_object),
 	    cmocka_unit_test(test_store_etcd_live__outbox_is_written_with_the_change),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_sees_others_changes_not_its_own),
+	    cmocka_unit_test(test_store_etcd_live__a_watch_compacted_past_lists_again),
 	};
 	return cmocka_run_group_tests_name("store_etcd", tests, etcd_start, etcd_stop);
 }
