@@ -9,7 +9,9 @@
  *                                         client (store_apply); writes/s
  *   etcdbench latency ADIR BDIR COUNT     a write in ADIR (one mount) until
  *                                         inotify on BDIR (another mount)
- *                                         reports it: p50 and p99 in ms
+ *                                         reports it: p50 and p99 in ms from
+ *                                         the write's open, then from its
+ *                                         close's return (acknowledged)
  *
  * Built by bench/etcd.sh against corral-fs's objects. */
 #include <errno.h>
@@ -139,6 +141,7 @@ static int latency(const char *adir, const char *bdir, int count)
 		return 1;
 	}
 	double *ms = xcalloc((size_t)count, sizeof(*ms));
+	double *ack = xcalloc((size_t)count, sizeof(*ack));
 	int got = 0;
 	for (int i = 0; i < count; i++) {
 		char name[64];
@@ -151,6 +154,7 @@ static int latency(const char *adir, const char *bdir, int count)
 		bool ok = fd >= 0 && util_write_all(fd, text, strlen(text)) == 0;
 		if (fd >= 0 && close(fd) != 0)
 			ok = false;
+		double t1 = now_s();
 		free(path);
 		free(text);
 		if (!ok)
@@ -173,8 +177,11 @@ static int latency(const char *adir, const char *bdir, int count)
 				off += (ssize_t)sizeof(*ev) + ev->len;
 			}
 		}
-		if (seen)
-			ms[got++] = (now_s() - t0) * 1000;
+		if (seen) {
+			double t2 = now_s();
+			ack[got] = (t2 - t1) * 1000;
+			ms[got++] = (t2 - t0) * 1000;
+		}
 	}
 	if (got == 0) {
 		fprintf(stderr, "etcdbench: no write was seen on the other mount\n");
