@@ -451,6 +451,14 @@ static int etcd__txn(struct store_etcd *s, json_t *cmp, json_t *success, const c
 	return r;
 }
 
+/* A read (req: a RangeRequest, taken), tried on every member. */
+static int etcd__range(struct store_etcd *s, json_t *req, json_t **resp, struct error **err)
+{
+	int r = etcd__post(s, "/v3/kv/range", req, true, resp, err);
+	json_decref(req);
+	return r;
+}
+
 /* The kvs of a range answer (of a txn's i-th answer when i >= 0). */
 static json_t *etcd__kvs(json_t *resp, int i)
 {
@@ -606,8 +614,7 @@ static int etcd__list(struct store_etcd *s, bool with_yaml,
 		if (at)
 			json_object_set_new(req, "revision", json_integer((json_int_t)at));
 		json_t *resp = NULL;
-		int r = etcd__post(s, "/v3/kv/range", req, true, &resp, err);
-		json_decref(req);
+		int r = etcd__range(s, req, &resp, err);
 		if (r < 0)
 			return r;
 		if (!at)
@@ -688,8 +695,7 @@ static bool etcd__is_empty(struct store *ss)
 	json_object_set_new(req, "count_only", json_true());
 	json_t *resp = NULL;
 	struct error *err = NULL;
-	int r = etcd__post(s, "/v3/kv/range", req, true, &resp, &err);
-	json_decref(req);
+	int r = etcd__range(s, req, &resp, &err);
 	if (r < 0) {
 		log_warn("%s", err->msg);
 		error_free(err);
@@ -716,8 +722,7 @@ static int etcd__outbox_read(struct store *ss, uint64_t after_rv, size_t max,
 	json_object_set_new(req, "sort_target", json_string("MOD"));
 	json_object_set_new(req, "limit", json_integer((json_int_t)max));
 	json_t *resp = NULL;
-	int r = etcd__post(s, "/v3/kv/range", req, true, &resp, err);
-	json_decref(req);
+	int r = etcd__range(s, req, &resp, err);
 	if (r < 0)
 		return r;
 	json_t *kvs = etcd__kvs(resp, -1);
@@ -827,8 +832,7 @@ static int etcd__outbox_delete(struct store_etcd *s, uint64_t rv, struct error *
 		json_object_set_new(req, "keys_only", json_true());
 		json_object_set_new(req, "limit", json_integer(ETCD__TXN_OPS));
 		json_t *resp = NULL;
-		int r = etcd__post(s, "/v3/kv/range", req, true, &resp, err);
-		json_decref(req);
+		int r = etcd__range(s, req, &resp, err);
 		if (r < 0)
 			return r;
 		json_t *kvs = etcd__kvs(resp, -1);
@@ -875,8 +879,7 @@ static int etcd__outbox_trim(struct store *ss, uint64_t rv, struct error **err)
 	cleanup_free char *prefix = store_etcd_key(STORE_ETCD_REPLICA, NULL);
 	cleanup_free char *end = store_etcd_range_end(prefix);
 	json_t *req = etcd__range_req(prefix, end);
-	r = etcd__post(s, "/v3/kv/range", req, true, &resp, err);
-	json_decref(req);
+	r = etcd__range(s, req, &resp, err);
 	if (r < 0)
 		return r;
 	uint64_t low = rv;
@@ -1266,8 +1269,7 @@ int store_etcd_open(const char *endpoints, struct store **out, struct error **er
 	json_t *req = etcd__range_req(STORE_ETCD_WRITER_KEY, NULL);
 	json_object_set_new(req, "keys_only", json_true());
 	json_t *resp = NULL;
-	r = etcd__post(s, "/v3/kv/range", req, true, &resp, err);
-	json_decref(req);
+	r = etcd__range(s, req, &resp, err);
 	if (r < 0) {
 		etcd__close((struct store *)s);
 		return r;
