@@ -45,11 +45,14 @@ struct job {
 	long failed;
 };
 
+/* Names differ between runs (their writer counts) and writers. */
+static int runs;
+
 static char *cm_text(int w, long i)
 {
-	return xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b%d-%ld\n"
+	return xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b%d-%d-%ld\n"
 			 "data:\n  a: \"%ld\"\n",
-			 w, i, i);
+			 runs, w, i, i);
 }
 
 static void *mount_writer(void *arg)
@@ -57,7 +60,7 @@ static void *mount_writer(void *arg)
 	struct job *j = arg;
 	for (long i = 0; now_s() < j->until; i++) {
 		char *text = cm_text(j->id, i);
-		char *path = xasprintf("%s/b%d-%ld.yaml", j->dir, j->id, i);
+		char *path = xasprintf("%s/b%d-%d-%ld.yaml", j->dir, runs, j->id, i);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		bool ok = fd >= 0 && util_write_all(fd, text, strlen(text)) == 0;
 		if (fd >= 0 && close(fd) != 0)
@@ -77,7 +80,8 @@ static void *store_writer(void *arg)
 	struct job *j = arg;
 	for (long i = 0; now_s() < j->until; i++) {
 		char *text = cm_text(j->id, i);
-		char *key = xasprintf("namespaces/bench-base/configmaps/b%d-%ld", j->id, i);
+		char *key =
+		    xasprintf("namespaces/bench-base/configmaps/b%d-%d-%ld", runs, j->id, i);
 		char *hpath = xasprintf("%s.yaml", key);
 		struct ynode *obj = NULL;
 		yaml_parse_one(text, strlen(text), &obj, NULL);
@@ -109,6 +113,7 @@ static int run(void *(*fn)(void *), const char *dir, struct store *s, int writer
 	struct job jobs[64];
 	if (writers < 1 || writers > 64)
 		return 2;
+	runs = writers;
 	double start = now_s();
 	for (int i = 0; i < writers; i++) {
 		jobs[i] = (struct job){.id = i, .dir = dir, .store = s, .until = start + secs};
