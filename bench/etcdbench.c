@@ -193,9 +193,11 @@ static int latency(const char *adir, const char *bdir, int count)
 		return 1;
 	}
 	qsort(ms, (size_t)got, sizeof(*ms), cmp_double);
-	printf("%.1f %.1f %d\n", ms[got / 2],
-	       ms[(got * 99) / 100 < got ? (got * 99) / 100 : got - 1], got);
+	qsort(ack, (size_t)got, sizeof(*ack), cmp_double);
+	size_t p99 = (size_t)got * 99 / 100;
+	printf("%.1f %.1f %.1f %.1f %d\n", ms[got / 2], ms[p99], ack[got / 2], ack[p99], got);
 	free(ms);
+	free(ack);
 	return 0;
 }
 
