@@ -43,7 +43,8 @@ cleanup() {
 		for _ in $(seq 50); do mountpoint -q "$m" || break; sleep 0.1; done
 		mountpoint -q "$m" && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m"; }
 	done
-	for p in "${FPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	# Each process gone before its folders are removed.
+	for p in "${FPIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	for p in "${EPIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	[ -n "${BENCH_KEEP:-}" ] || rm -rf "$T"
 }
