@@ -120,6 +120,7 @@ bench: all
 	@bench/quota.sh $(B)
 	@bench/hpa.sh $(B)
 	@bench/images.sh $(B)
+	@bench/etcd.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man5 \

@@ -31,6 +31,7 @@ struct fs {
 	uint64_t errors_ino;
 	struct notifier *notifier; /* invalidations outside the request */
 	struct workers *workers;   /* requests that write the store */
+	struct remote *remote;	   /* other writers' changes (remote.h) */
 	atomic_size_t scratch_bytes;
 	char hostname[256];
 

@@ -1,6 +1,7 @@
 /* main.c: corral-fs, the cluster as a FUSE filesystem.
  *
- *   corral-fs [-f] [-o OPTIONS] [--state DIR] [--config FILE] [--restore] MOUNTPOINT
+ *   corral-fs [-f] [-o OPTIONS] [--state DIR] [--store etcd://HOST:PORT,...]
+ *             [--config FILE] [--restore] MOUNTPOINT
  *
  * Reads top to bottom: options, mount, (daemonize), open the store and the
  * history, build the tree, serve until unmounted or signalled, then undo
@@ -25,6 +26,7 @@
 
 struct options {
 	const char *state;
+	const char *store;
 	const char *config;
 	const char *logs;
 	const char *ca_file;
@@ -43,6 +45,8 @@ struct options {
 static const struct fuse_opt option_spec[] = {
     {"--state=%s", offsetof(struct options, state), 0},
     {"--state %s", offsetof(struct options, state), 0},
+    {"--store=%s", offsetof(struct options, store), 0},
+    {"--store %s", offsetof(struct options, store), 0},
     {"--config=%s", offsetof(struct options, config), 0},
     {"--config %s", offsetof(struct options, config), 0},
     {"--pod-log-dir=%s", offsetof(struct options, logs), 0},
@@ -72,6 +76,9 @@ static void usage(const char *prog)
 	    "  -d                FUSE debug output (implies -f)\n"
 	    "  -o OPTIONS        FUSE mount options (see mount.fuse3(8))\n"
 	    "  --state DIR       live store and history (default /var/lib/corral)\n"
+	    "  --store etcd://HOST:PORT[,HOST:PORT...]\n"
+	    "                    keep the live store in etcd, shared with other corral-fs\n"
+	    "                    (default: LMDB in the state folder)\n"
 	    "  --config FILE     the [fs] section: state, mount, log-level (default "
 	    "/etc/corral/corral.conf)\n"
 	    "  --restore         rebuild an empty live store from the history's last commit\n"
@@ -116,6 +123,7 @@ int main(int argc, char **argv)
 	}
 	/* The [fs] section of the config file; flags win over it. */
 	char *cfg_state = NULL, *cfg_mount = NULL, *cfg_level = NULL, *cfg_logs = NULL;
+	char *cfg_store = NULL;
 	char *cfg_svc_cidr = NULL;
 	char *cfg_ca = NULL, *cfg_cert = NULL, *cfg_key = NULL;
 	uint64_t cfg_remote_timeout_ms = 0;
@@ -123,6 +131,7 @@ int main(int argc, char **argv)
 	const struct config_key keys[] = {
 	    {.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
 	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
+	    {.name = "store", .type = CONFIG_STRING, .ptr = &cfg_store, .def = ""},
 	    {.name = "log-level", .type = CONFIG_STRING, .ptr = &cfg_level, .def = "info"},
 	    {.name = "pod-log-dir",
 	     .type = CONFIG_STRING,
@@ -196,7 +205,15 @@ int main(int argc, char **argv)
 			strerror(errno));
 		goto out_args;
 	}
-	store_dir = xasprintf("%s/state", state);
+	const char *store_opt = opts.store ? opts.store : cfg_store;
+	if (store_opt[0] && strncmp(store_opt, "etcd://", 7) != 0) {
+		fprintf(stderr,
+			"corral-fs: store: \"%s\" is not etcd://HOST:PORT[,HOST:PORT...] "
+			"(leave it unset for LMDB in the state folder)\n",
+			store_opt);
+		goto out_args;
+	}
+	store_dir = store_opt[0] ? xstrdup(store_opt) : xasprintf("%s/state", state);
 	git_dir = xasprintf("%s/history.git", state);
 
 	if (store_open(store_dir, &store, &err) < 0 ||
@@ -237,8 +254,11 @@ int main(int argc, char **argv)
 	}
 	/* Threads start after the fork of daemonizing; LMDB is opened before
 	 * it, but the parent only exits. */
+	/* The replays of remote.h use it after the daemon's chdir("/"). */
+	char mnt_abs[PATH_MAX];
+	const char *mnt = realpath(fopts.mountpoint, mnt_abs) ? mnt_abs : fopts.mountpoint;
 	fuse_daemonize(fopts.foreground);
-	if (fs_start(fs, se, &err) < 0 || history_start(hist, &err) < 0 ||
+	if (fs_start(fs, se, mnt, &err) < 0 || history_start(hist, &err) < 0 ||
 	    remotelogs_start(remote, &err) < 0)
 		goto out_unmount;
 	log_info("serving %s (state %s)", fopts.mountpoint, state);
@@ -272,6 +292,7 @@ out_args:
 	fuse_opt_free_args(&args);
 	config_free(keys);
 	free((char *)opts.state);
+	free((char *)opts.store);
 	free((char *)opts.config);
 	free((char *)opts.logs);
 	free((char *)opts.ca_file);

@@ -16,6 +16,7 @@
 #include "names.h"
 #include "namespace.h"
 #include "object.h"
+#include "remote.h"
 #include "treepath.h"
 #include "util.h"
 
@@ -931,6 +932,12 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (S_ISDIR(n->mode)) {
 		FS_UNLOCK(fs);
 		return EISDIR;
+	}
+	if (n->type == NODE_OBJECT && remote_replaying(fs, req)) {
+		/* Another writer's deletion, stored already. */
+		tree_unlink(fs->tree, n);
+		FS_UNLOCK(fs);
+		return 0;
 	}
 	if (n->type == NODE_ERRORS || logs_node(n) ||
 	    (n->type == NODE_SYMLINK && dir->type == NODE_ROOT && strcmp(name, ".git") == 0)) {
@@ -2191,7 +2198,10 @@ static void fs__run(struct fs__job *j)
 		break;
 	case FS_OP_MKDIR: {
 		struct fuse_entry_param e;
-		int r = namespace_mkdir(j->req, j->ino, j->name, &e);
+		struct fs *rfs = fs__of(j->req);
+		int r = remote_replaying(rfs, j->req)
+			    ? remote_mkdir(rfs, j->ino, j->name, &e)
+			    : namespace_mkdir(j->req, j->ino, j->name, &e);
 		if (r == EPERM) { /* namespace.c's refusal of a folder outside namespaces/ */
 			struct fs *fs = fs__of(j->req);
 			FS_LOCK_R(fs);
@@ -2533,6 +2543,13 @@ int fs_load(struct fs *fs, struct error **err)
 			uint64_t rv;
 			int r = fs__write(fs, &t, text, strlen(text), "corral <corral@localhost>",
 					  &b, &rv, err);
+			if (r < 0 && store_shared(fs->store) && err && *err &&
+			    ((*err)->status == EAGAIN || (*err)->status == EEXIST)) {
+				/* Another corral-fs made it first. */
+				error_free(*err);
+				*err = NULL;
+				continue;
+			}
 			if (r < 0)
 				return r;
 			blob_unref(b);
@@ -2568,18 +2585,22 @@ void fs_set_log_dir(struct fs *fs, const char *dir)
 	fs->log_dir = xstrdup(dir);
 }
 
-int fs_start(struct fs *fs, struct fuse_session *se, struct error **err)
+int fs_start(struct fs *fs, struct fuse_session *se, const char *mountpoint, struct error **err)
 {
 	fs->se = se;
 	int r = notifier_start(fs->notifier, se, err);
-	return r < 0 ? r : workers_start(fs->workers, FS_WORKERS, err);
+	if (r == 0)
+		r = workers_start(fs->workers, FS_WORKERS, err);
+	return r < 0 ? r : remote_start(fs, mountpoint, err);
 }
 
 void fs_free(struct fs *fs)
 {
 	if (!fs)
 		return;
-	/* Workers first: what they still run may queue invalidations. */
+	/* The replays first: they wait on the workers; then the workers:
+	 * what they still run may queue invalidations. */
+	remote_stop(fs);
 	workers_free(fs->workers);
 	notifier_free(fs->notifier);
 	errors_free(fs->errors);

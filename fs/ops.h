@@ -75,8 +75,9 @@ void fs_set_service_range(struct fs *fs, const struct servicerange *range);
 /* DefaultTolerationSeconds' two durations ([fs] keys; 0: 300), before
  * fs_load(). */
 void fs_set_default_tolerations(struct fs *fs, long long not_ready_s, long long unreachable_s);
-/* Starts the notifier once the session exists. */
-int fs_start(struct fs *fs, struct fuse_session *se, struct error **err);
+/* Starts the notifier once the session exists, and the replay of other
+ * writers' changes through mountpoint (remote.h) on a shared store. */
+int fs_start(struct fs *fs, struct fuse_session *se, const char *mountpoint, struct error **err);
 void fs_free(struct fs *fs);
 
 #endif

@@ -21,7 +21,9 @@
  * before LMDB tries, and deletions go on in the reserve. Each batch looks
  * again, so writes come back by themselves when space does. */
 #include "store.h"
+#include "keylock.h"
 #include "log.h"
+#include "store_impl.h"
 #include "util.h"
 
 #include <errno.h>
@@ -40,15 +42,6 @@
 #define STORE_FREE_FAR	    (1ULL << 30) /* free space that is looked at less often */
 #define STORE_FREE_FRESH_NS 100000000LL	 /* how long such a look holds: 100 ms */
 
-/* A key some writer holds or waits for (store_lock_key). */
-struct store__keylock {
-	char *key;
-	unsigned refs;		/* holder and waiters */
-	uint64_t next, serving; /* tickets: first come, first served */
-	pthread_cond_t cond;
-	struct store__keylock *next_lock;
-};
-
 struct store__req {
 	struct store_change *c;
 	int result;
@@ -58,6 +51,7 @@ struct store__req {
 };
 
 struct store {
+	const struct store_ops *ops; /* first: store_impl.h */
 	MDB_env *env;
 	MDB_dbi objects, outbox, meta;
 	MDB_dbi declrv; /* key -> revision of its last declared change */
@@ -76,8 +70,7 @@ struct store {
 	bool full;	       /* the last look found no room */
 	uint64_t free_seen;    /* free bytes at the last look */
 	int64_t free_seen_ns;  /* when (CLOCK_MONOTONIC) */
-	pthread_mutex_t keys_lock;
-	struct store__keylock *keys; /* under keys_lock; as many as writers */
+	struct keylocks *keys;
 };
 
 static int store__mdb_err(struct error **err, int rc, const char *what)
@@ -204,7 +197,9 @@ static uint64_t store__get_be64(const unsigned char *p)
 	return v;
 }
 
-int store_open(const char *dir, struct store **out, struct error **err)
+static void store__lmdb_close(struct store *s);
+
+int store_lmdb_open(const char *dir, struct store **out, struct error **err)
 {
 	int r, rc;
 	if ((r = util_mkdir_p(dir, 0700)) < 0)
@@ -214,7 +209,8 @@ int store_open(const char *dir, struct store **out, struct error **err)
 	pthread_cond_init(&s->done_cond, NULL);
 	pthread_cond_init(&s->outbox_cond, NULL);
 	s->queue_tail = &s->queue;
-	pthread_mutex_init(&s->keys_lock, NULL);
+	s->ops = &store_lmdb_ops;
+	s->keys = keylocks_new();
 	s->dir = xstrdup(dir);
 	s->fd = -1;
 	MDB_txn *txn = NULL;
@@ -254,11 +250,11 @@ mdb_fail:
 	if (txn)
 		mdb_txn_abort(txn);
 	r = store__mdb_err(err, rc, dir);
-	store_close(s);
+	store__lmdb_close(s);
 	return r;
 }
 
-void store_close(struct store *s)
+static void store__lmdb_close(struct store *s)
 {
 	if (!s)
 		return;
@@ -267,53 +263,22 @@ void store_close(struct store *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->done_cond);
 	pthread_cond_destroy(&s->outbox_cond);
-	pthread_mutex_destroy(&s->keys_lock);
+	keylocks_free(s->keys);
 	free(s->dir);
 	free(s);
 }
 
-void store_lock_key(struct store *s, const char *key)
+static void store__lmdb_lock_key(struct store *s, const char *key)
 {
-	pthread_mutex_lock(&s->keys_lock);
-	struct store__keylock *l = s->keys;
-	while (l && strcmp(l->key, key) != 0)
-		l = l->next_lock;
-	if (!l) {
-		l = xcalloc(1, sizeof(*l));
-		l->key = xstrdup(key);
-		pthread_cond_init(&l->cond, NULL);
-		l->next_lock = s->keys;
-		s->keys = l;
-	}
-	l->refs++;
-	uint64_t ticket = l->next++;
-	while (l->serving != ticket)
-		pthread_cond_wait(&l->cond, &s->keys_lock);
-	pthread_mutex_unlock(&s->keys_lock);
+	keylocks_lock(s->keys, key);
 }
 
-void store_unlock_key(struct store *s, const char *key)
+static void store__lmdb_unlock_key(struct store *s, const char *key)
 {
-	pthread_mutex_lock(&s->keys_lock);
-	struct store__keylock **p = &s->keys;
-	while (*p && strcmp((*p)->key, key) != 0)
-		p = &(*p)->next_lock;
-	struct store__keylock *l = *p;
-	if (l) {
-		l->serving++;
-		if (--l->refs > 0) {
-			pthread_cond_broadcast(&l->cond);
-		} else {
-			*p = l->next_lock;
-			pthread_cond_destroy(&l->cond);
-			free(l->key);
-			free(l);
-		}
-	}
-	pthread_mutex_unlock(&s->keys_lock);
+	keylocks_unlock(s->keys, key);
 }
 
-uint64_t store_revision(struct store *s)
+static uint64_t store__lmdb_revision(struct store *s)
 {
 	pthread_mutex_lock(&s->lock);
 	uint64_t rev = s->rev;
@@ -457,7 +422,7 @@ static void store__commit_batch(struct store *s, struct store__req *batch, uint6
 	error_free(fatal_err);
 }
 
-int store_apply(struct store *s, struct store_change *c, struct error **err)
+static int store__lmdb_apply(struct store *s, struct store_change *c, struct error **err)
 {
 	struct store__req req = {.c = c};
 	pthread_mutex_lock(&s->lock);
@@ -490,7 +455,7 @@ int store_apply(struct store *s, struct store_change *c, struct error **err)
 	return req.result;
 }
 
-int store_raise_revision(struct store *s, uint64_t rev, struct error **err)
+static int store__lmdb_raise_revision(struct store *s, uint64_t rev, struct error **err)
 {
 	pthread_mutex_lock(&s->lock);
 	while (s->committing)
@@ -534,7 +499,8 @@ static void store__record_from(const MDB_val *v, bool with_yaml, struct store_re
 		rec->yaml = xstrndup((const char *)p + 16, rec->len);
 }
 
-int store_get(struct store *s, const char *key, struct store_record *rec, struct error **err)
+static int store__lmdb_get(struct store *s, const char *key, struct store_record *rec,
+			   struct error **err)
 {
 	MDB_txn *txn;
 	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
@@ -556,9 +522,10 @@ int store_get(struct store *s, const char *key, struct store_record *rec, struct
 	return 0;
 }
 
-int store_foreach(struct store *s, bool with_yaml,
-		  int (*fn)(void *data, const char *key, const struct store_record *rec),
-		  void *data, struct error **err)
+static int store__lmdb_foreach(struct store *s, bool with_yaml,
+			       int (*fn)(void *data, const char *key,
+					 const struct store_record *rec),
+			       void *data, struct error **err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -586,7 +553,7 @@ int store_foreach(struct store *s, bool with_yaml,
 	return r < 0 ? r : 0;
 }
 
-bool store_is_empty(struct store *s)
+static bool store__lmdb_is_empty(struct store *s)
 {
 	MDB_txn *txn;
 	MDB_stat st = {0};
@@ -597,8 +564,8 @@ bool store_is_empty(struct store *s)
 	return st.ms_entries == 0;
 }
 
-int store_outbox_read(struct store *s, uint64_t after_rv, size_t max,
-		      struct store_outbox_entry **out, size_t *n, struct error **err)
+static int store__lmdb_outbox_read(struct store *s, uint64_t after_rv, size_t max,
+				   struct store_outbox_entry **out, size_t *n, struct error **err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -647,6 +614,8 @@ int store_outbox_read(struct store *s, uint64_t after_rv, size_t max,
 
 void store_outbox_free(struct store_outbox_entry *e, size_t n)
 {
+	if (!e)
+		return; /* a failed read's: no entries, whatever n says */
 	for (size_t i = 0; i < n; i++) {
 		free(e[i].path);
 		free(e[i].yaml);
@@ -656,7 +625,7 @@ void store_outbox_free(struct store_outbox_entry *e, size_t n)
 	free(e);
 }
 
-int store_outbox_trim(struct store *s, uint64_t rv, struct error **err)
+static int store__lmdb_outbox_trim(struct store *s, uint64_t rv, struct error **err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -687,16 +656,9 @@ int store_outbox_trim(struct store *s, uint64_t rv, struct error **err)
 	return 0;
 }
 
-void store_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms)
+static void store__lmdb_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = store_deadline(timeout_ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->rev <= after_rv && !s->kicked)
 		if (pthread_cond_timedwait(&s->outbox_cond, &s->lock, &ts) == ETIMEDOUT)
@@ -704,10 +666,26 @@ void store_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms)
 	pthread_mutex_unlock(&s->lock);
 }
 
-void store_outbox_kick(struct store *s)
+static void store__lmdb_outbox_kick(struct store *s)
 {
 	pthread_mutex_lock(&s->lock);
 	s->kicked = true;
 	pthread_cond_broadcast(&s->outbox_cond);
 	pthread_mutex_unlock(&s->lock);
 }
+
+const struct store_ops store_lmdb_ops = {
+    .close = store__lmdb_close,
+    .apply = store__lmdb_apply,
+    .lock_key = store__lmdb_lock_key,
+    .unlock_key = store__lmdb_unlock_key,
+    .get = store__lmdb_get,
+    .foreach = store__lmdb_foreach,
+    .revision = store__lmdb_revision,
+    .raise_revision = store__lmdb_raise_revision,
+    .is_empty = store__lmdb_is_empty,
+    .outbox_read = store__lmdb_outbox_read,
+    .outbox_trim = store__lmdb_outbox_trim,
+    .outbox_wait = store__lmdb_outbox_wait,
+    .outbox_kick = store__lmdb_outbox_kick,
+};

@@ -1,4 +1,6 @@
-/* store.h: the live store: every object, with its status, in LMDB.
+/* store.h: the live store: every object, with its status, in LMDB (the
+ * embedded default, store.c) or in etcd (store_etcd.c: several corral-fs
+ * share it; store_open("etcd://HOST:PORT,...")).
  *
  * An object is stored under its key, the path below the mount without
  * ".yaml" ("namespaces/dev/pods/myweb", "nodes/n1", "namespaces/dev" for a
@@ -7,8 +9,8 @@
  * the history is queued in the same transaction (the outbox), so a crash
  * never loses a history entry. Writers that arrive together share one
  * transaction and one fsync (group commit): store_apply() returns only when
- * its change is durable. This interface is all corral-fs knows of LMDB, so
- * that another store (etcd) can take its place. */
+ * its change is durable. This interface is all corral-fs knows of LMDB or
+ * etcd (store_impl.h dispatches to them). */
 #ifndef CORRAL_FS_STORE_H
 #define CORRAL_FS_STORE_H
 
@@ -57,7 +59,8 @@ struct store_outbox_entry {
 	int64_t when_ns;
 };
 
-int store_open(const char *dir, struct store **out, struct error **err);
+/* where: a folder (LMDB) or "etcd://HOST:PORT[,HOST:PORT...]". */
+int store_open(const char *where, struct store **out, struct error **err);
 void store_close(struct store *s);
 
 /* Applies one change durably. -EAGAIN: the stored revision is no longer
@@ -101,5 +104,22 @@ int store_outbox_trim(struct store *s, uint64_t rv, struct error **err);
 void store_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms);
 /* Wakes every waiter (on shutdown). */
 void store_outbox_kick(struct store *s);
+
+/* A change that another writer made to a shared store (etcd), in revision
+ * order: rec NULL for a deletion (rv its revision). A relist (the store
+ * lost its place in the change stream: compacted) begins with a call with
+ * key NULL and rv 0, names every object as a change, and ends with a call
+ * with key NULL and rv the list's revision: whatever it did not name is
+ * gone. Never called for this process's own changes. */
+typedef void (*store_watch_fn)(void *data, const char *key, const struct store_record *rec,
+			       uint64_t rv);
+/* Follows other writers' changes from the current revision on, in a thread
+ * of the store's; fn is called from it. A store no other process writes
+ * (LMDB) never calls fn. */
+int store_watch(struct store *s, store_watch_fn fn, void *data, struct error **err);
+/* Stops the watch (waits for the call in progress). */
+void store_unwatch(struct store *s);
+/* Whether other processes write this store (store_watch() matters). */
+bool store_shared(struct store *s);
 
 #endif

@@ -6,7 +6,7 @@ liblmdb-dev libcmocka-dev systemd-container git inotify-tools mandoc vim
 rsync nftables iproute2 busybox-static clang clang-format procps psmisc util-linux file
 bind9-dnsutils dnsperf dnsmasq-base curl python3 tzdata libssl-dev openssl
 skopeo docker-registry apache2-utils libjansson-dev libcurl4-openssl-dev
-libmicrohttpd-dev libgnutls28-dev"
+libmicrohttpd-dev libgnutls28-dev etcd-server etcd-client"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -29,6 +29,15 @@ case " $missing " in
 *" docker-registry "*)
 	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
 		systemctl disable --now docker-registry.service >/dev/null 2>&1 || true
+	fi
+	;;
+esac
+# etcd likewise: corral-fs --store etcd:// and the tests start their own
+# members; the packaged service (listening on 2379) is not wanted.
+case " $missing " in
+*" etcd-server "*)
+	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+		systemctl disable --now etcd.service >/dev/null 2>&1 || true
 	fi
 	;;
 esac
