@@ -9,7 +9,10 @@
 #      loopback; dnsperf asks each the same shuffled A queries for
 #      BENCH_SECONDS (10) per round, alternating, BENCH_ROUNDS (2) rounds;
 #      the best round of each counts. Prints qps of both and the ratio
-#      (target: corral-dns >= 1.5x dnsmasq).
+#      (target: corral-dns >= 2.5x dnsmasq), and the CPU each server and
+#      dnsperf used in its round (on a small machine dnsperf itself may be
+#      what limits the rate: then its CPU is near the time of the round
+#      times its threads).
 #   2. the time from an Endpoints file's close to corral-dns answering with
 #      the address it names (bench/dnslat.c), over BENCH_CHANGES (50)
 #      changes: median, p90, max (target: median <= 100 ms).
@@ -85,11 +88,13 @@ for ((i = 0; i < NSVC; i++)); do echo "s$i.bench.svc.cluster.local A"; done | sh
 
 "$DNS" --mount "$M" --listen 127.0.0.1 --port $PORT --health-port 0 --metrics-port 0 \
 	--register-service=false --log-level warn >>"$T/dns.log" 2>&1 &
-PIDS+=($!)
+DNSPID=$!
+PIDS+=($DNSPID)
 dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts --addn-hosts="$T/hosts" \
 	--listen-address=127.0.0.1 --bind-interfaces --port=$DMPORT --user=root \
 	--pid-file="$T/dnsmasq.pid" --cache-size=10000 >>"$T/dnsmasq.log" 2>&1 &
-PIDS+=($!)
+DMPID=$!
+PIDS+=($DMPID)
 last=$((NSVC - 1))
 for _ in $(seq 600); do
 	[ "$(dig @127.0.0.1 -p $PORT +short +time=1 +tries=1 s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] &&
@@ -99,18 +104,29 @@ done
 [ "$(dig @127.0.0.1 -p $PORT +short s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] || die "corral-dns does not answer (see $T/dns.log)"
 [ "$(dig @127.0.0.1 -p $DMPORT +short s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] || die "dnsmasq does not answer"
 
-# qps PORT: dnsperf's "Queries per second", and a check that all were answered NOERROR
+# cpu PID: the user and system time a process has used, in clock ticks
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# qps PORT PID: dnsperf's "Queries per second", and a check that all were
+# answered NOERROR; the CPU (% of one core) the server PID and dnsperf used
+# go to $T/cpu-PORT
 qps() {
-	dnsperf -s 127.0.0.1 -p "$1" -d "$T/queries" -l "$SECS" -c 4 -q 200 -t 2 >"$T/dnsperf-$1.log" 2>&1 ||
+	local c0 c1
+	c0=$(cpu "$2")
+	/usr/bin/time -f '%U %S' -o "$T/time-$1" dnsperf -s 127.0.0.1 -p "$1" -d "$T/queries" -l "$SECS" \
+		-c 4 -q 200 -t 2 >"$T/dnsperf-$1.log" 2>&1 ||
 		die "dnsperf failed against port $1 (see $T/dnsperf-$1.log)"
+	c1=$(cpu "$2")
 	grep -q 'NOERROR' "$T/dnsperf-$1.log" || die "port $1 answered no NOERROR"
+	awk -v c0="$c0" -v c1="$c1" -v s="$SECS" -v hz="$(getconf CLK_TCK)" \
+		'{ printf "server %.0f%%, dnsperf %.0f%%\n", 100 * (c1 - c0) / hz / s, 100 * ($1 + $2) / s }' \
+		"$T/time-$1" >"$T/cpu-$1"
 	sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' "$T/dnsperf-$1.log"
 }
 best_c=0 best_d=0
 for r in $(seq "$ROUNDS"); do
-	d=$(qps $DMPORT)
-	c=$(qps $PORT)
-	echo "bench: round $r: corral-dns $c qps, dnsmasq $d qps"
+	d=$(qps $DMPORT $DMPID)
+	c=$(qps $PORT $DNSPID)
+	echo "bench: round $r: corral-dns $c qps ($(cat "$T/cpu-$PORT")), dnsmasq $d qps ($(cat "$T/cpu-$DMPORT")) [CPU, % of one core; $(nproc) cores]"
 	best_c=$(echo "$c $best_c" | awk '{print ($1 > $2) ? $1 : $2}')
 	best_d=$(echo "$d $best_d" | awk '{print ($1 > $2) ? $1 : $2}')
 done
