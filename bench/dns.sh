@@ -17,7 +17,9 @@
 #      the address it names (bench/dnslat.c), over BENCH_CHANGES (50)
 #      changes: median, p90, max (target: median <= 100 ms).
 # Asserts nothing about speed; fails when it cannot measure. Traffic goes
-# to 127.0.0.1 only. BENCH_KEEP=1 keeps the temporary folder and logs.
+# to 127.0.0.1 only. BENCH_KEEP=1 keeps the temporary folder and logs;
+# BENCH_PERF=1 profiles corral-dns in its last round (perf record -g) and
+# prints where its time went.
 set -u
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -110,12 +112,17 @@ cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # answered NOERROR; the CPU (% of one core) the server PID and dnsperf used
 # go to $T/cpu-PORT
 qps() {
-	local c0 c1
+	local c0 c1 perf=
+	if [ -n "${BENCH_PERF:-}" ] && [ "$1" = $PORT ] && [ "$r" = "$ROUNDS" ]; then
+		perf record -F 999 -g -p "$2" -o "$T/perf.data" -- sleep "$SECS" >"$T/perf.log" 2>&1 &
+		perf=$!
+	fi
 	c0=$(cpu "$2")
 	/usr/bin/time -f '%U %S' -o "$T/time-$1" dnsperf -s 127.0.0.1 -p "$1" -d "$T/queries" -l "$SECS" \
 		-c 4 -q 200 -t 2 >"$T/dnsperf-$1.log" 2>&1 ||
 		die "dnsperf failed against port $1 (see $T/dnsperf-$1.log)"
 	c1=$(cpu "$2")
+	[ -n "$perf" ] && wait "$perf"
 	grep -q 'NOERROR' "$T/dnsperf-$1.log" || die "port $1 answered no NOERROR"
 	awk -v c0="$c0" -v c1="$c1" -v s="$SECS" -v hz="$(getconf CLK_TCK)" \
 		'{ printf "server %.0f%%, dnsperf %.0f%%\n", 100 * (c1 - c0) / hz / s, 100 * ($1 + $2) / s }' \
@@ -146,4 +153,9 @@ max=$(echo "$lat" | sed -n 's/.*max_ms=\([0-9.]*\).*/\1/p')
 printf '%-44s %11s ms %14s %8s\n' "Endpoints close -> answer, median of $NCHG" "$med" "100 ms (target)" "-"
 printf '%-44s %11s ms\n' "... p90" "$p90"
 printf '%-44s %11s ms\n' "... max" "$max"
+if [ -n "${BENCH_PERF:-}" ]; then
+	echo "bench: corral-dns's profile in its last round (perf report --no-children, top 40):"
+	perf report -i "$T/perf.data" --no-children --stdio --sort sym 2>/dev/null |
+		grep -E '^ +[0-9.]+%' | head -40
+fi
 echo "(corral-dns lost ${lost:-0} queries in its last round; dnsperf: -c 4 -q 200, ${SECS}s per round, best of $ROUNDS)"
