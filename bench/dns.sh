@@ -112,10 +112,14 @@ cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # answered NOERROR; the CPU (% of one core) the server PID and dnsperf used
 # go to $T/cpu-PORT
 qps() {
-	local c0 c1 perf=
-	if [ -n "${BENCH_PERF:-}" ] && [ "$1" = $PORT ] && [ "$r" = "$ROUNDS" ]; then
-		perf record -F 999 -g -p "$2" -o "$T/perf.data" -- sleep "$SECS" >"$T/perf.log" 2>&1 &
-		perf=$!
+	local c0 c1 perf= stat=
+	if [ -n "${BENCH_PERF:-}" ] && [ "$r" = "$ROUNDS" ]; then
+		if [ "$1" = $PORT ]; then
+			perf record -F 999 -g -p "$2" -o "$T/perf.data" -- sleep "$SECS" >"$T/perf.log" 2>&1 &
+			perf=$!
+		fi
+		perf stat -x, -e 'syscalls:sys_enter_*' -p "$2" -o "$T/stat-$1" -- sleep "$SECS" >/dev/null 2>&1 &
+		stat=$!
 	fi
 	c0=$(cpu "$2")
 	/usr/bin/time -f '%U %S' -o "$T/time-$1" dnsperf -s 127.0.0.1 -p "$1" -d "$T/queries" -l "$SECS" \
@@ -123,6 +127,7 @@ qps() {
 		die "dnsperf failed against port $1 (see $T/dnsperf-$1.log)"
 	c1=$(cpu "$2")
 	[ -n "$perf" ] && wait "$perf"
+	[ -n "$stat" ] && wait "$stat"
 	grep -q 'NOERROR' "$T/dnsperf-$1.log" || die "port $1 answered no NOERROR"
 	awk -v c0="$c0" -v c1="$c1" -v s="$SECS" -v hz="$(getconf CLK_TCK)" \
 		'{ printf "server %.0f%%, dnsperf %.0f%%\n", 100 * (c1 - c0) / hz / s, 100 * ($1 + $2) / s }' \
@@ -157,5 +162,11 @@ if [ -n "${BENCH_PERF:-}" ]; then
 	echo "bench: corral-dns's profile in its last round (perf report --no-children, top 40):"
 	perf report -i "$T/perf.data" --no-children --stdio --sort sym 2>/dev/null |
 		grep -E '^ +[0-9.]+%' | head -40
+	for p in $PORT $DMPORT; do
+		echo "bench: system calls of the server on port $p in its last round (per query):"
+		q=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' "$T/dnsperf-$p.log")
+		awk -F, -v q="$q" '$1 ~ /^[0-9]+$/ && $1 > 0 { sub("syscalls:sys_enter_", "", $3);
+			printf "  %-16s %10d %8.3f\n", $3, $1, $1 / q }' "$T/stat-$p" | sort -k2 -nr | head -8
+	done
 fi
 echo "(corral-dns lost ${lost:-0} queries in its last round; dnsperf: -c 4 -q 200, ${SECS}s per round, best of $ROUNDS)"
