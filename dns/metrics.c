@@ -15,31 +15,9 @@ static const double metrics__bounds[METRICS_BUCKETS] = {0.000025, 0.00005, 0.000
 							0.001,	  0.0025,  0.005,  0.01,    0.025,
 							0.05,	  0.1,	   0.5,	   2.5};
 
-static int metrics__type_index(uint16_t qtype)
-{
-	switch (qtype) {
-	case DNS_T_A:
-		return 0;
-	case DNS_T_AAAA:
-		return 1;
-	case DNS_T_SRV:
-		return 2;
-	case DNS_T_PTR:
-		return 3;
-	case DNS_T_SOA:
-		return 4;
-	case DNS_T_NS:
-		return 5;
-	case DNS_T_ANY:
-		return 6;
-	default:
-		return 7;
-	}
-}
-
 void metrics_query(struct metrics *m, bool tcp, uint16_t qtype, unsigned rcode, bool truncated)
 {
-	metrics_bump(&m->by_type[metrics__type_index(qtype)]);
+	metrics_bump(&m->by_type[dns_type_index(qtype)]);
 	metrics_bump(&m->by_rcode[rcode == DNS_R_BADVERS ? 6 : rcode <= 5 ? rcode : 2]);
 	metrics_bump(&m->by_proto[tcp]);
 	if (truncated)

@@ -323,6 +323,19 @@ static void server__on_forwarded(void *data, const struct forward_client *fc, co
 
 /* ---- UDP -------------------------------------------------------------- */
 
+/* m: one buffer, to or from name. */
+static void server__msg(struct msghdr *m, struct iovec *iov, void *buf, size_t len,
+			struct sockaddr_storage *name, socklen_t namelen)
+{
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	memset(m, 0, sizeof(*m));
+	m->msg_iov = iov;
+	m->msg_iovlen = 1;
+	m->msg_name = name;
+	m->msg_namelen = namelen;
+}
+
 /* A UDP thread's query for the forwarder: queued for the loop's thread;
  * false if the queue is full. */
 static bool server__fwd_push(struct server *s, const uint8_t *q, size_t len,
@@ -379,13 +392,8 @@ static int server__udp_batch(struct server__worker *w, int fd)
 {
 	struct server *s = w->s;
 	for (int i = 0; i < SERVER__BATCH; i++) {
-		w->iov[i].iov_base = w->in[i];
-		w->iov[i].iov_len = SERVER__UDP_BUF;
-		memset(&w->msgs[i].msg_hdr, 0, sizeof(w->msgs[i].msg_hdr));
-		w->msgs[i].msg_hdr.msg_iov = &w->iov[i];
-		w->msgs[i].msg_hdr.msg_iovlen = 1;
-		w->msgs[i].msg_hdr.msg_name = &w->addrs[i];
-		w->msgs[i].msg_hdr.msg_namelen = sizeof(w->addrs[i]);
+		server__msg(&w->msgs[i].msg_hdr, &w->iov[i], w->in[i], SERVER__UDP_BUF,
+			    &w->addrs[i], sizeof(w->addrs[i]));
 		w->msgs[i].msg_hdr.msg_control = w->cmsg[i].buf;
 		w->msgs[i].msg_hdr.msg_controllen = sizeof(w->cmsg[i].buf);
 	}
@@ -428,13 +436,8 @@ static int server__udp_batch(struct server__worker *w, int fd)
 			if (!outlen)
 				continue;
 		}
-		w->riov[nr].iov_base = w->out[nr];
-		w->riov[nr].iov_len = outlen;
-		memset(&w->replies[nr].msg_hdr, 0, sizeof(w->replies[nr].msg_hdr));
-		w->replies[nr].msg_hdr.msg_iov = &w->riov[nr];
-		w->replies[nr].msg_hdr.msg_iovlen = 1;
-		w->replies[nr].msg_hdr.msg_name = &w->addrs[i];
-		w->replies[nr].msg_hdr.msg_namelen = h->msg_namelen;
+		server__msg(&w->replies[nr].msg_hdr, &w->riov[nr], w->out[nr], outlen, &w->addrs[i],
+			    h->msg_namelen);
 		struct in_addr local;
 		if (server__local_addr(h, &local))
 			server__reply_from(&w->replies[nr].msg_hdr, &w->rcmsg[nr], local);

@@ -455,20 +455,8 @@ void zone_lookup(const struct zone *z, const uint8_t *lname, struct zone_result 
 
 int zone_answer_slot(const struct zone *z, uint16_t qtype)
 {
-	if (!z->keep_answers)
-		return -1;
-	switch (qtype) {
-	case DNS_T_A:
-		return 0;
-	case DNS_T_AAAA:
-		return 1;
-	case DNS_T_SRV:
-		return 2;
-	case DNS_T_PTR:
-		return 3;
-	default:
-		return -1;
-	}
+	int i = dns_type_index(qtype);
+	return z->keep_answers && i < ZONE_ANSWER_TYPES ? i : -1;
 }
 
 const struct zone_answer *zone_answer_get(const struct zone_node *n, int slot)

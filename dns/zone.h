@@ -60,7 +60,7 @@ struct zone_answer {
 	uint8_t msg[];	     /* id 0, lower-case question, no OPT record */
 };
 
-#define ZONE_ANSWER_TYPES 4 /* A, AAAA, SRV, PTR */
+#define ZONE_ANSWER_TYPES 4 /* A, AAAA, SRV, PTR: dns_type_index() 0 to 3 */
 
 struct zone_node {
 	uint8_t *name; /* lower-cased wire form */

@@ -475,16 +475,23 @@ static void test_zone__edns(void **state)
 	assert_int_equal(r.counts[3], 1);
 }
 
-static void test_zone__truncation(void **state)
+/* dev/big: headless, 60 ready addresses (60 * 16 bytes of answers, over
+ * 512), with ports ("ports: [...], " or ""). */
+static void set_big(struct zone *z, const char *ports)
 {
-	struct zone *z = *state;
-	/* 60 addresses: 60 * 16 bytes of answers, over 512 */
-	char eps[8192] = "{subsets: [{addresses: [";
+	char eps[8192];
+	snprintf(eps, sizeof(eps), "{subsets: [{%saddresses: [", ports);
 	for (int i = 0; i < 60; i++)
 		snprintf(eps + strlen(eps), sizeof(eps) - strlen(eps), "%s{ip: 10.244.9.%d}",
 			 i ? ", " : "", i + 1);
 	strcat(eps, "]}]}");
 	set(z, "dev", "big", "{spec: {clusterIP: None}}", eps);
+}
+
+static void test_zone__truncation(void **state)
+{
+	struct zone *z = *state;
+	set_big(z, "");
 	struct resp r;
 	/* without EDNS: 512 bytes, TC, the question alone */
 	ask(z, "big.dev.svc.cluster.local", DNS_T_A, 0, false, false, &r);
@@ -585,12 +592,7 @@ static void same_answers_all(struct zone *z)
 static void test_zone__ready_answers(void **state)
 {
 	struct zone *z = *state;
-	char eps[8192] = "{subsets: [{ports: [{name: p, port: 1}], addresses: [";
-	for (int i = 0; i < 60; i++)
-		snprintf(eps + strlen(eps), sizeof(eps) - strlen(eps), "%s{ip: 10.244.9.%d}",
-			 i ? ", " : "", i + 1);
-	strcat(eps, "]}]}");
-	set(z, "dev", "big", "{spec: {clusterIP: None}}", eps);
+	set_big(z, "ports: [{name: p, port: 1}], ");
 	same_answers_all(z);
 	/* changes: the answers kept for the names they touch are dropped,
 	 * the SOA's serial of the others' NODATA moves */
