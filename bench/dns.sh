@@ -108,11 +108,13 @@ done
 
 # cpu PID: the user and system time a process has used, in clock ticks
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# busy: the machine's busy and total clock ticks so far (all CPUs)
+busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 # qps PORT PID: dnsperf's "Queries per second", and a check that all were
 # answered NOERROR; the CPU (% of one core) the server PID and dnsperf used
 # go to $T/cpu-PORT
 qps() {
-	local c0 c1 perf= stat=
+	local c0 c1 b0 b1 perf= stat=
 	if [ -n "${BENCH_PERF:-}" ] && [ "$r" = "$ROUNDS" ]; then
 		if [ "$1" = $PORT ]; then
 			perf record -F 999 -g -p "$2" -o "$T/perf.data" -- sleep "$SECS" >"$T/perf.log" 2>&1 &
@@ -122,23 +124,26 @@ qps() {
 		stat=$!
 	fi
 	c0=$(cpu "$2")
+	b0=$(busy)
 	/usr/bin/time -f '%U %S' -o "$T/time-$1" dnsperf -s 127.0.0.1 -p "$1" -d "$T/queries" -l "$SECS" \
 		-c 4 -q 200 -t 2 >"$T/dnsperf-$1.log" 2>&1 ||
 		die "dnsperf failed against port $1 (see $T/dnsperf-$1.log)"
 	c1=$(cpu "$2")
+	b1=$(busy)
 	[ -n "$perf" ] && wait "$perf"
 	[ -n "$stat" ] && wait "$stat"
 	grep -q 'NOERROR' "$T/dnsperf-$1.log" || die "port $1 answered no NOERROR"
-	awk -v c0="$c0" -v c1="$c1" -v s="$SECS" -v hz="$(getconf CLK_TCK)" \
-		'{ printf "server %.0f%%, dnsperf %.0f%%\n", 100 * (c1 - c0) / hz / s, 100 * ($1 + $2) / s }' \
-		"$T/time-$1" >"$T/cpu-$1"
+	awk -v c0="$c0" -v c1="$c1" -v s="$SECS" -v hz="$(getconf CLK_TCK)" -v b0="$b0" -v b1="$b1" \
+		'{ split(b0, x, " "); split(b1, y, " ");
+		   printf "server %.0f%%, dnsperf %.0f%%, machine %.0f%% busy\n", 100 * (c1 - c0) / hz / s,
+			100 * ($1 + $2) / s, 100 * (y[1] - x[1]) / (y[2] - x[2]) }' "$T/time-$1" >"$T/cpu-$1"
 	sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' "$T/dnsperf-$1.log"
 }
 best_c=0 best_d=0
 for r in $(seq "$ROUNDS"); do
 	d=$(qps $DMPORT $DMPID)
 	c=$(qps $PORT $DNSPID)
-	echo "bench: round $r: corral-dns $c qps ($(cat "$T/cpu-$PORT")), dnsmasq $d qps ($(cat "$T/cpu-$DMPORT")) [CPU, % of one core; $(nproc) cores]"
+	echo "bench: round $r: corral-dns $c qps ($(cat "$T/cpu-$PORT")), dnsmasq $d qps ($(cat "$T/cpu-$DMPORT")) [CPU: % of one core; the machine's busy time: % of its $(nproc) cores]"
 	best_c=$(echo "$c $best_c" | awk '{print ($1 > $2) ? $1 : $2}')
 	best_d=$(echo "$d $best_d" | awk '{print ($1 > $2) ? $1 : $2}')
 done
