@@ -726,7 +726,6 @@ void server_free(struct server *s)
 	/* the threads first: they use the sockets and the queue */
 	for (int i = 0; i < s->nworkers; i++)
 		server__worker_stop(s->workers[i]);
-	s->nworkers = 0;
 	for (int i = 0; i < s->cfg->tcp_max; i++)
 		if (s->conns[i])
 			server__conn_close(s->conns[i]);

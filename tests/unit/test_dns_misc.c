@@ -2,6 +2,7 @@
  * addresses, HTTP request lines, the metrics text; the server's addresses,
  * and its UDP threads answering and forwarding on loopback. */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -226,9 +227,20 @@ static void send_query(int client, int port, const char *name, uint16_t id)
 	assert_int_equal(sendto(client, q, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
 }
 
+/* The descriptors this process has open. */
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			n++;
+	return n;
+}
+
 static void test_misc__server_udp_threads(void **state)
 {
 	(void)state;
+	int fds = open_fds();
 	struct error *err = NULL;
 	struct loop *loop = loop_new(&err);
 	struct zone *z = zone_new("cluster.local", 5, "10.96.0.10", &err);
@@ -296,6 +308,7 @@ static void test_misc__server_udp_threads(void **state)
 	close(upstream);
 	zone_free(z);
 	loop_free(loop);
+	assert_int_equal(open_fds(), fds); /* every socket, epoll set, eventfd closed */
 }
 
 int main(void)
