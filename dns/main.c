@@ -93,7 +93,7 @@ static void usage(const char *prog)
 	    "  --forward-timeout D       an upstream's time to answer (default 2s)\n"
 	    "  --tcp-idle-timeout D      close idle TCP connections (default 10s)\n"
 	    "  --tcp-connections N       TCP connections at once (default 128)\n"
-	    "  --threads N               UDP threads (default 0: one per CPU)\n"
+	    "  --threads N               UDP threads, 0: one per CPU (default 1)\n"
 	    "  --register-service[=BOOL] keep kube-system/kube-dns (default true)\n"
 	    "  --cluster-ip IP           kube-dns's ClusterIP (default 10.96.0.10)\n"
 	    "  --user NAME               run as NAME once the sockets are bound\n"
@@ -345,7 +345,7 @@ int main(int argc, char **argv)
 	    {.name = "threads",
 	     .type = CONFIG_INT,
 	     .ptr = &cfg.threads,
-	     .def = "0",
+	     .def = "1",
 	     .min = 0,
 	     .max = 256},
 	    {.name = "register-service",
