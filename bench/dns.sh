@@ -9,12 +9,17 @@
 #      loopback; dnsperf asks each the same shuffled A queries for
 #      BENCH_SECONDS (10) per round, alternating, BENCH_ROUNDS (2) rounds;
 #      the best round of each counts. Prints qps of both and the ratio
-#      (target: corral-dns >= 1.5x dnsmasq).
+#      (target: corral-dns >= 2.5x dnsmasq), and the CPU each server and
+#      dnsperf used in its round (on a small machine dnsperf itself may be
+#      what limits the rate: then its CPU is near the time of the round
+#      times its threads).
 #   2. the time from an Endpoints file's close to corral-dns answering with
 #      the address it names (bench/dnslat.c), over BENCH_CHANGES (50)
 #      changes: median, p90, max (target: median <= 100 ms).
 # Asserts nothing about speed; fails when it cannot measure. Traffic goes
-# to 127.0.0.1 only. BENCH_KEEP=1 keeps the temporary folder and logs.
+# to 127.0.0.1 only. BENCH_KEEP=1 keeps the temporary folder and logs;
+# BENCH_PERF=1 profiles corral-dns in its last round (perf record -g) and
+# prints where its time went.
 set -u
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -85,11 +90,13 @@ for ((i = 0; i < NSVC; i++)); do echo "s$i.bench.svc.cluster.local A"; done | sh
 
 "$DNS" --mount "$M" --listen 127.0.0.1 --port $PORT --health-port 0 --metrics-port 0 \
 	--register-service=false --log-level warn >>"$T/dns.log" 2>&1 &
-PIDS+=($!)
+DNSPID=$!
+PIDS+=($DNSPID)
 dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts --addn-hosts="$T/hosts" \
 	--listen-address=127.0.0.1 --bind-interfaces --port=$DMPORT --user=root \
 	--pid-file="$T/dnsmasq.pid" --cache-size=10000 >>"$T/dnsmasq.log" 2>&1 &
-PIDS+=($!)
+DMPID=$!
+PIDS+=($DMPID)
 last=$((NSVC - 1))
 for _ in $(seq 600); do
 	[ "$(dig @127.0.0.1 -p $PORT +short +time=1 +tries=1 s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] &&
@@ -99,18 +106,44 @@ done
 [ "$(dig @127.0.0.1 -p $PORT +short s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] || die "corral-dns does not answer (see $T/dns.log)"
 [ "$(dig @127.0.0.1 -p $DMPORT +short s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] || die "dnsmasq does not answer"
 
-# qps PORT: dnsperf's "Queries per second", and a check that all were answered NOERROR
+# cpu PID: the user and system time a process has used, in clock ticks
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# busy: the machine's busy and total clock ticks so far (all CPUs)
+busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+# qps PORT PID: dnsperf's "Queries per second", and a check that all were
+# answered NOERROR; the CPU (% of one core) the server PID and dnsperf used
+# go to $T/cpu-PORT
 qps() {
-	dnsperf -s 127.0.0.1 -p "$1" -d "$T/queries" -l "$SECS" -c 4 -q 200 -t 2 >"$T/dnsperf-$1.log" 2>&1 ||
+	local c0 c1 b0 b1 perf= stat=
+	if [ -n "${BENCH_PERF:-}" ] && [ "$r" = "$ROUNDS" ]; then
+		if [ "$1" = $PORT ]; then
+			perf record -F 999 -g -p "$2" -o "$T/perf.data" -- sleep "$SECS" >"$T/perf.log" 2>&1 &
+			perf=$!
+		fi
+		perf stat -x, -e 'syscalls:sys_enter_*' -p "$2" -o "$T/stat-$1" -- sleep "$SECS" >/dev/null 2>&1 &
+		stat=$!
+	fi
+	c0=$(cpu "$2")
+	b0=$(busy)
+	/usr/bin/time -f '%U %S' -o "$T/time-$1" dnsperf -s 127.0.0.1 -p "$1" -d "$T/queries" -l "$SECS" \
+		-c 4 -q 200 -t 2 >"$T/dnsperf-$1.log" 2>&1 ||
 		die "dnsperf failed against port $1 (see $T/dnsperf-$1.log)"
+	c1=$(cpu "$2")
+	b1=$(busy)
+	[ -n "$perf" ] && wait "$perf"
+	[ -n "$stat" ] && wait "$stat"
 	grep -q 'NOERROR' "$T/dnsperf-$1.log" || die "port $1 answered no NOERROR"
+	awk -v c0="$c0" -v c1="$c1" -v s="$SECS" -v hz="$(getconf CLK_TCK)" -v b0="$b0" -v b1="$b1" \
+		'{ split(b0, x, " "); split(b1, y, " ");
+		   printf "server %.0f%%, dnsperf %.0f%%, machine %.0f%% busy\n", 100 * (c1 - c0) / hz / s,
+			100 * ($1 + $2) / s, 100 * (y[1] - x[1]) / (y[2] - x[2]) }' "$T/time-$1" >"$T/cpu-$1"
 	sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' "$T/dnsperf-$1.log"
 }
 best_c=0 best_d=0
 for r in $(seq "$ROUNDS"); do
-	d=$(qps $DMPORT)
-	c=$(qps $PORT)
-	echo "bench: round $r: corral-dns $c qps, dnsmasq $d qps"
+	d=$(qps $DMPORT $DMPID)
+	c=$(qps $PORT $DNSPID)
+	echo "bench: round $r: corral-dns $c qps ($(cat "$T/cpu-$PORT")), dnsmasq $d qps ($(cat "$T/cpu-$DMPORT")) [CPU: % of one core; the machine's busy time: % of its $(nproc) cores]"
 	best_c=$(echo "$c $best_c" | awk '{print ($1 > $2) ? $1 : $2}')
 	best_d=$(echo "$d $best_d" | awk '{print ($1 > $2) ? $1 : $2}')
 done
@@ -130,4 +163,15 @@ max=$(echo "$lat" | sed -n 's/.*max_ms=\([0-9.]*\).*/\1/p')
 printf '%-44s %11s ms %14s %8s\n' "Endpoints close -> answer, median of $NCHG" "$med" "100 ms (target)" "-"
 printf '%-44s %11s ms\n' "... p90" "$p90"
 printf '%-44s %11s ms\n' "... max" "$max"
+if [ -n "${BENCH_PERF:-}" ]; then
+	echo "bench: corral-dns's profile in its last round (perf report --no-children, top 40):"
+	perf report -i "$T/perf.data" --no-children --stdio --sort sym 2>/dev/null |
+		grep -E '^ +[0-9.]+%' | head -40
+	for p in $PORT $DMPORT; do
+		echo "bench: system calls of the server on port $p in its last round (per query):"
+		q=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' "$T/dnsperf-$p.log")
+		awk -F, -v q="$q" '$1 ~ /^[0-9]+$/ && $1 > 0 { sub("syscalls:sys_enter_", "", $3);
+			printf "  %-16s %10d %8.3f\n", $3, $1, $1 / q }' "$T/stat-$p" | sort -k2 -nr | head -8
+	done
+fi
 echo "(corral-dns lost ${lost:-0} queries in its last round; dnsperf: -c 4 -q 200, ${SECS}s per round, best of $ROUNDS)"

@@ -1,5 +1,6 @@
 /* answer.c: answering a query from the zone (answer.h). */
 #include "answer.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -100,6 +101,122 @@ static int answer__records(struct dns_builder *b, const struct zone *z, const st
 	return 0;
 }
 
+/* The response to q into out, at most limit bytes before the OPT record;
+ * its length. res is the lookup's result (status ZONE_NOT_AUTH when
+ * refused), rcode and aa what it makes of it. */
+static size_t answer__build(const struct zone *z, bool can_forward, const struct dns_query *q,
+			    const struct zone_result *res, unsigned rcode, bool aa, size_t limit,
+			    uint8_t *out, bool *truncated)
+{
+	struct dns_builder b;
+	uint16_t flags = (uint16_t)(DNS_F_QR | (q->flags & (DNS_F_RD | DNS_F_CD)));
+	if (aa)
+		flags |= DNS_F_AA;
+	if (can_forward)
+		flags |= DNS_F_RA;
+	dns_build_init(&b, out, limit, q->id, flags);
+	dns_build_question(&b, q->qname, q->qtype, q->qclass);
+	size_t after_question = b.len;
+
+	bool fits = true;
+	if (res->status == ZONE_FOUND) {
+		size_t found = 0;
+		if (answer__records(&b, z, q, res, &found) < 0)
+			fits = false;
+		else if (found == 0)
+			fits = answer__soa(&b, z) == 0;
+		else if (res->node)
+			answer__additional(&b, z, res->node, q->qtype);
+	} else if (res->status == ZONE_NXDOMAIN) {
+		fits = answer__soa(&b, z) == 0;
+	}
+	*truncated = !fits;
+	if (!fits) {
+		/* Truncated: the question alone, TC set; the client asks
+		 * again over TCP. */
+		b.len = after_question;
+		b.counts[1] = b.counts[2] = b.counts[3] = 0;
+		dns_build_set_flag(&b, DNS_F_TC, true);
+	}
+	dns_build_set_rcode(&b, rcode & 0xf);
+	answer__finish_opt(&b, q, rcode);
+	return dns_build_finish(&b);
+}
+
+static uint16_t answer__get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void answer__put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The ready answer of node res->node to q's name and type: built as the
+ * answer to the lower-case question without EDNS, at the largest UDP size,
+ * and kept if it holds the node's records alone (no additional records) or
+ * its NODATA (the SOA last, its serial 20 bytes from the end). */
+static const struct zone_answer *answer__keep(const struct zone *z, const struct dns_query *q,
+					      const struct zone_result *res, int slot)
+{
+	struct dns_query lq = *q;
+	memcpy(lq.qname, q->lname, q->qname_len);
+	lq.id = 0;
+	lq.flags = 0;
+	lq.edns = false;
+	uint8_t buf[DNS_UDP_MAX];
+	bool truncated;
+	size_t len = answer__build(z, false, &lq, res, DNS_R_NOERROR, true,
+				   DNS_UDP_MAX - ANSWER__OPT_LEN, buf, &truncated);
+	unsigned an = answer__get16(buf + 6), ns = answer__get16(buf + 8),
+		 ar = answer__get16(buf + 10);
+	bool keep = !truncated && ar == 0 && ((an > 0 && ns == 0) || (an == 0 && ns == 1));
+	struct zone_answer *a = xcalloc(1, sizeof(*a) + (keep ? len : 0));
+	a->none = !keep;
+	if (keep) {
+		a->len = (uint16_t)len;
+		a->serial_off = an == 0 ? (uint16_t)(len - 20) : 0;
+		memcpy(a->msg, buf, len);
+	}
+	return zone_answer_put(res->node, slot, a);
+}
+
+/* q's answer from the ready one a: its id, flags, question (in its case,
+ * the same length as the lower-case one, so that every pointer to it still
+ * holds), the SOA's serial of now, and an OPT record if it had one. false
+ * if it does not fit q's limit (the answer is then built, truncated). */
+static bool answer__from_ready(const struct zone *z, const struct zone_answer *a, bool can_forward,
+			       bool tcp, const struct dns_query *q, uint8_t *out, size_t *outlen)
+{
+	size_t opt = q->edns ? ANSWER__OPT_LEN : 0;
+	if (a->len + opt > answer__limit(q, tcp))
+		return false;
+	memcpy(out, a->msg, a->len);
+	answer__put16(out, q->id);
+	answer__put16(out + 2, (uint16_t)(DNS_F_QR | DNS_F_AA | (can_forward ? DNS_F_RA : 0) |
+					  (q->flags & (DNS_F_RD | DNS_F_CD))));
+	memcpy(out + DNS_HEADER_LEN, q->qname, q->qname_len);
+	answer__put16(out + DNS_HEADER_LEN + q->qname_len + 2, q->qclass);
+	if (a->serial_off) {
+		uint32_t serial = zone_serial(z);
+		answer__put16(out + a->serial_off, (uint16_t)(serial >> 16));
+		answer__put16(out + a->serial_off + 2, (uint16_t)serial);
+	}
+	if (opt) {
+		/* root, OPT, our UDP size, extended rcode 0, version 0, DO */
+		uint8_t *o = out + a->len;
+		memset(o, 0, ANSWER__OPT_LEN);
+		answer__put16(o + 1, DNS_T_OPT);
+		answer__put16(o + 3, DNS_UDP_MAX);
+		o[7] = q->edns_do ? 0x80 : 0;
+		answer__put16(out + 10, 1);
+	}
+	*outlen = a->len + opt;
+	return true;
+}
+
 enum answer_action answer_query(const struct zone *z, bool can_forward, bool tcp,
 				const uint8_t *pkt, size_t len, uint8_t *out, size_t *outlen,
 				struct answer_info *info)
@@ -144,42 +261,20 @@ enum answer_action answer_query(const struct zone *z, bool can_forward, bool tcp
 		}
 	}
 
-	struct dns_builder b;
-	uint16_t flags = (uint16_t)(DNS_F_QR | (q.flags & (DNS_F_RD | DNS_F_CD)));
-	if (aa)
-		flags |= DNS_F_AA;
-	if (can_forward)
-		flags |= DNS_F_RA;
-	dns_build_init(&b, out, answer__limit(&q, tcp) - (q.edns ? ANSWER__OPT_LEN : 0), q.id,
-		       flags);
-	dns_build_question(&b, q.qname, q.qtype, q.qclass);
-	size_t after_question = b.len;
-
-	bool fits = true;
-	if (res.status == ZONE_FOUND) {
-		size_t found = 0;
-		if (answer__records(&b, z, &q, &res, &found) < 0)
-			fits = false;
-		else if (found == 0)
-			fits = answer__soa(&b, z) == 0;
-		else if (res.node)
-			answer__additional(&b, z, res.node, q.qtype);
-	} else if (res.status == ZONE_NXDOMAIN) {
+	if (res.status == ZONE_NXDOMAIN)
 		rcode = DNS_R_NXDOMAIN;
-		fits = answer__soa(&b, z) == 0;
+	int slot = res.status == ZONE_FOUND && res.node ? zone_answer_slot(z, q.qtype) : -1;
+	if (slot >= 0) {
+		const struct zone_answer *a = zone_answer_get(res.node, slot);
+		if (!a)
+			a = answer__keep(z, &q, &res, slot);
+		if (!a->none && answer__from_ready(z, a, can_forward, tcp, &q, out, outlen))
+			return ANSWER_REPLY;
 	}
-	if (!fits) {
-		/* Truncated: the question alone, TC set; the client asks
-		 * again over TCP. */
-		b.len = after_question;
-		b.counts[1] = b.counts[2] = b.counts[3] = 0;
-		dns_build_set_flag(&b, DNS_F_TC, true);
-		info->truncated = true;
-	}
-	dns_build_set_rcode(&b, rcode & 0xf);
-	answer__finish_opt(&b, &q, rcode);
+	*outlen = answer__build(z, can_forward, &q, &res, rcode, aa,
+				answer__limit(&q, tcp) - (q.edns ? ANSWER__OPT_LEN : 0), out,
+				&info->truncated);
 	info->rcode = rcode;
-	*outlen = dns_build_finish(&b);
 	return ANSWER_REPLY;
 }
 

@@ -1,7 +1,10 @@
 /* answer.h: one DNS query in, one response out, from the zone.
  *
- * Pure: no sockets, no clock, no allocation; the server, the tests and the
- * fuzzer call it alike. Answers for the zone are authoritative; a name
+ * No sockets, no clock; the server, the tests and the fuzzer call it
+ * alike. It allocates only the ready answers it keeps in the zone's nodes
+ * (zone.h): a name and type asked again is answered by copying one and
+ * patching its id, flags, question and SOA serial, the same bytes the
+ * building would give. Answers for the zone are authoritative; a name
  * outside it is handed back to be forwarded (when upstreams are set) or
  * refused. A response that does not fit (512 bytes without EDNS0, the
  * advertised size up to DNS_UDP_MAX with it, 65535 over TCP) keeps its

@@ -32,6 +32,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ struct dns_config {
 	uint64_t forward_timeout_ms;
 	uint64_t tcp_idle_ms;
 	int tcp_max;
+	int threads;
 	bool register_service;
 	char *cluster_ip;
 	char *user;
@@ -91,6 +93,7 @@ static void usage(const char *prog)
 	    "  --forward-timeout D       an upstream's time to answer (default 2s)\n"
 	    "  --tcp-idle-timeout D      close idle TCP connections (default 10s)\n"
 	    "  --tcp-connections N       TCP connections at once (default 128)\n"
+	    "  --threads N               UDP threads, 0: one per CPU (default 1)\n"
 	    "  --register-service[=BOOL] keep kube-system/kube-dns (default true)\n"
 	    "  --cluster-ip IP           kube-dns's ClusterIP (default 10.96.0.10)\n"
 	    "  --user NAME               run as NAME once the sockets are bound\n"
@@ -119,7 +122,9 @@ static int on_http(void *data, const char *path, char **body, size_t *len, const
 		return 200;
 	}
 	if (!strcmp(path, "/metrics")) {
-		*body = metrics_render(&ctx->metrics, ctx->zone, len);
+		struct metrics sum;
+		server_metrics(ctx->server, &sum);
+		*body = metrics_render(&sum, ctx->zone, len);
 		*type = "text/plain; version=0.0.4; charset=utf-8";
 		return 200;
 	}
@@ -163,6 +168,16 @@ static void on_node_update(void *data, const char *key, const struct ynode *old,
 {
 	(void)old;
 	on_node(data, key, obj);
+}
+
+/* --threads 0: one per CPU this process may run on. */
+static int udp_threads(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
 }
 
 /* "127.0.0.1,gateways" -> "127.0.0.1" and gateways true. */
@@ -327,6 +342,12 @@ int main(int argc, char **argv)
 	     .def = "128",
 	     .min = 1,
 	     .max = 65535},
+	    {.name = "threads",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg.threads,
+	     .def = "1",
+	     .min = 0,
+	     .max = 256},
 	    {.name = "register-service",
 	     .type = CONFIG_BOOL,
 	     .ptr = &cfg.register_service,
@@ -352,6 +373,7 @@ int main(int argc, char **argv)
 	    {"forward-timeout", required_argument, NULL, 'K'},
 	    {"tcp-idle-timeout", required_argument, NULL, 'K'},
 	    {"tcp-connections", required_argument, NULL, 'K'},
+	    {"threads", required_argument, NULL, 'K'},
 	    {"register-service", optional_argument, NULL, 'B'},
 	    {"cluster-ip", required_argument, NULL, 'K'},
 	    {"user", required_argument, NULL, 'K'},
@@ -446,6 +468,7 @@ int main(int argc, char **argv)
 	    .port = cfg.port,
 	    .tcp_idle_ms = cfg.tcp_idle_ms,
 	    .tcp_max = cfg.tcp_max,
+	    .threads = cfg.threads ? cfg.threads : udp_threads(),
 	    .upstreams = cfg.upstream,
 	    .forward_timeout_ms = cfg.forward_timeout_ms,
 	};

@@ -15,35 +15,13 @@ static const double metrics__bounds[METRICS_BUCKETS] = {0.000025, 0.00005, 0.000
 							0.001,	  0.0025,  0.005,  0.01,    0.025,
 							0.05,	  0.1,	   0.5,	   2.5};
 
-static int metrics__type_index(uint16_t qtype)
-{
-	switch (qtype) {
-	case DNS_T_A:
-		return 0;
-	case DNS_T_AAAA:
-		return 1;
-	case DNS_T_SRV:
-		return 2;
-	case DNS_T_PTR:
-		return 3;
-	case DNS_T_SOA:
-		return 4;
-	case DNS_T_NS:
-		return 5;
-	case DNS_T_ANY:
-		return 6;
-	default:
-		return 7;
-	}
-}
-
 void metrics_query(struct metrics *m, bool tcp, uint16_t qtype, unsigned rcode, bool truncated)
 {
-	m->by_type[metrics__type_index(qtype)]++;
-	m->by_rcode[rcode == DNS_R_BADVERS ? 6 : rcode <= 5 ? rcode : 2]++;
-	m->by_proto[tcp]++;
+	metrics_bump(&m->by_type[dns_type_index(qtype)]);
+	metrics_bump(&m->by_rcode[rcode == DNS_R_BADVERS ? 6 : rcode <= 5 ? rcode : 2]);
+	metrics_bump(&m->by_proto[tcp]);
 	if (truncated)
-		m->truncated++;
+		metrics_bump(&m->truncated);
 }
 
 void metrics_latency(struct metrics *m, uint64_t ns)
@@ -52,9 +30,30 @@ void metrics_latency(struct metrics *m, uint64_t ns)
 	size_t i = 0;
 	while (i < METRICS_BUCKETS && s > metrics__bounds[i])
 		i++;
-	m->buckets[i]++;
-	m->latency_sum += s;
-	m->latency_count++;
+	metrics_bump(&m->buckets[i]);
+	__atomic_store_n(&m->latency_ns, m->latency_ns + ns, __ATOMIC_RELAXED);
+	metrics_bump(&m->latency_count);
+}
+
+static void metrics__add(uint64_t *sum, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sum[i] += __atomic_load_n(&v[i], __ATOMIC_RELAXED);
+}
+
+void metrics_add(struct metrics *sum, const struct metrics *m)
+{
+	metrics__add(sum->by_type, m->by_type, ARRAY_SIZE(m->by_type));
+	metrics__add(sum->by_rcode, m->by_rcode, ARRAY_SIZE(m->by_rcode));
+	metrics__add(sum->by_proto, m->by_proto, ARRAY_SIZE(m->by_proto));
+	metrics__add(&sum->truncated, &m->truncated, 1);
+	metrics__add(&sum->forwarded, &m->forwarded, 1);
+	metrics__add(&sum->forward_failed, &m->forward_failed, 1);
+	metrics__add(&sum->dropped, &m->dropped, 1);
+	metrics__add(sum->buckets, m->buckets, ARRAY_SIZE(m->buckets));
+	metrics__add(&sum->latency_ns, &m->latency_ns, 1);
+	metrics__add(&sum->latency_count, &m->latency_count, 1);
+	metrics__add(&sum->zone_updates, &m->zone_updates, 1);
 }
 
 /* An open_memstream with the lines appended. */
@@ -109,7 +108,8 @@ char *metrics_render(const struct metrics *m, const struct zone *z, size_t *len)
 		"corral_dns_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
 		"corral_dns_request_duration_seconds_sum %.9f\n"
 		"corral_dns_request_duration_seconds_count %llu\n",
-		(unsigned long long)cum, m->latency_sum, (unsigned long long)m->latency_count);
+		(unsigned long long)cum, (double)m->latency_ns / 1e9,
+		(unsigned long long)m->latency_count);
 	fprintf(f,
 		"# HELP corral_dns_zone_services Services in the zone.\n"
 		"# TYPE corral_dns_zone_services gauge\n"

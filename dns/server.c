@@ -1,8 +1,13 @@
 /* server.c: the UDP and TCP DNS listeners (server.h).
  *
- * This file must never block: sockets are non-blocking, a TCP client that
- * does not read its answers has them buffered up to a bound, then is
- * dropped. */
+ * The loop's thread owns TCP, the forwarder and every change to the zone;
+ * the UDP threads own their sockets, batches and counters, read the zone
+ * under its read lock, one batch at a time, and hand the queries to
+ * forward to the loop's thread through a queue.
+ *
+ * This file must never block the loop: sockets are non-blocking, a TCP
+ * client that does not read its answers has them buffered up to a bound,
+ * then is dropped. */
 #include "server.h"
 #include "answer.h"
 #include "log.h"
@@ -12,14 +17,19 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#define SERVER__BATCH	    32
-#define SERVER__UDP_BUF	    DNS_UDP_MAX /* longer queries are dropped; answers fit */
-#define SERVER__TCP_OUT_MAX (1 << 20)	/* answers a client has not read yet */
+#define SERVER__BATCH	      32
+#define SERVER__UDP_BUF	      DNS_UDP_MAX /* longer queries are dropped; answers fit */
+#define SERVER__TCP_OUT_MAX   (1 << 20)	  /* answers a client has not read yet */
+#define SERVER__FWD_QUEUE_MAX 4096	  /* UDP queries waiting for the forwarder */
 
 struct server__conn {
 	struct server *s;
@@ -34,10 +44,12 @@ struct server__conn {
 	bool want_write;
 };
 
-/* One address's sockets. */
+/* One address's sockets: a UDP socket per thread (SO_REUSEPORT spreads
+ * the clients over them), one TCP listener. */
 struct server__listener {
 	char addr[INET6_ADDRSTRLEN];
-	int udp, tcp;
+	int *udp; /* nworkers */
+	int tcp;
 };
 
 union server__cmsg {
@@ -45,17 +57,23 @@ union server__cmsg {
 	struct cmsghdr align;
 };
 
-struct server {
-	struct loop *loop;
-	const struct zone *zone;
-	struct metrics *metrics;
-	struct forwarder *fwd;
-	const struct server_config *cfg;
-	struct server__listener *ls; /* every address's sockets, never closed before the end */
-	size_t nls;
-	struct server__conn **conns; /* tcp_max slots */
-	uint64_t generation;
-	/* UDP batches */
+/* A UDP query for the forwarder, from a UDP thread to the loop's. */
+struct server__fwd_query {
+	struct server__fwd_query *next;
+	struct forward_client fc;
+	size_t len;
+	uint8_t query[];
+};
+
+/* One UDP thread. */
+struct server__worker {
+	struct server *s;
+	pthread_t thread;
+	bool started;
+	int ep;			/* epoll: its UDP sockets and stop */
+	int stop;		/* eventfd: the server stops */
+	struct metrics metrics; /* its own, summed by server_metrics() */
+	/* batches */
 	struct mmsghdr msgs[SERVER__BATCH];
 	struct iovec iov[SERVER__BATCH];
 	struct sockaddr_storage addrs[SERVER__BATCH];
@@ -69,7 +87,27 @@ struct server {
 	struct mmsghdr replies[SERVER__BATCH];
 	struct iovec riov[SERVER__BATCH];
 	uint8_t out[SERVER__BATCH][SERVER__UDP_BUF];
-	uint8_t big[DNS_MSG_MAX]; /* TCP answers */
+};
+
+struct server {
+	struct loop *loop;
+	const struct zone *zone;
+	struct metrics *metrics; /* the loop's thread's */
+	struct forwarder *fwd;
+	bool can_forward;
+	const struct server_config *cfg;
+	struct server__listener *ls; /* every address's sockets, never closed before the end */
+	size_t nls;
+	struct server__conn **conns; /* tcp_max slots */
+	uint64_t generation;
+	struct server__worker **workers;
+	int nworkers;
+	/* the UDP threads' queries for the forwarder */
+	pthread_mutex_t fwd_lock;
+	struct server__fwd_query *fwd_head, **fwd_tail;
+	size_t fwd_queued;
+	int fwd_wake;		  /* eventfd, on the loop */
+	uint8_t big[DNS_MSG_MAX]; /* TCP and forwarded answers */
 };
 
 /* The address a query was sent to, from its IP_PKTINFO. */
@@ -168,19 +206,18 @@ static bool server__handle_tcp_query(struct server__conn *c, const uint8_t *q, s
 	uint64_t start = server__now_ns();
 	size_t outlen = 0;
 	struct answer_info info;
-	switch (answer_query(s->zone, forwarder_enabled(s->fwd), true, q, len, s->big, &outlen,
-			     &info)) {
+	switch (answer_query(s->zone, s->can_forward, true, q, len, s->big, &outlen, &info)) {
 	case ANSWER_DROP:
-		s->metrics->dropped++;
+		metrics_bump(&s->metrics->dropped);
 		return true;
 	case ANSWER_FORWARD: {
 		struct forward_client fc = {.tcp = true, .conn = c->id, .start_ns = start};
-		s->metrics->forwarded++;
+		metrics_bump(&s->metrics->forwarded);
 		if (forwarder_send(s->fwd, q, len, &fc) == 0) {
 			c->pending++;
 			return true;
 		}
-		s->metrics->forward_failed++;
+		metrics_bump(&s->metrics->forward_failed);
 		outlen = answer_error(q, len, true, DNS_R_SERVFAIL, s->big);
 		info.rcode = DNS_R_SERVFAIL;
 		break;
@@ -281,94 +318,174 @@ static void server__on_accept(struct loop *loop, int fd, unsigned events, void *
 	}
 }
 
+static void server__on_forwarded(void *data, const struct forward_client *fc, const uint8_t *query,
+				 size_t qlen, const uint8_t *reply, size_t len);
+
 /* ---- UDP -------------------------------------------------------------- */
 
-static void server__on_udp(struct loop *loop, int fd, unsigned events, void *data)
+/* m: one buffer, to or from name. */
+static void server__msg(struct msghdr *m, struct iovec *iov, void *buf, size_t len,
+			struct sockaddr_storage *name, socklen_t namelen)
+{
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	memset(m, 0, sizeof(*m));
+	m->msg_iov = iov;
+	m->msg_iovlen = 1;
+	m->msg_name = name;
+	m->msg_namelen = namelen;
+}
+
+/* A UDP thread's query for the forwarder: queued for the loop's thread;
+ * false if the queue is full. */
+static bool server__fwd_push(struct server *s, const uint8_t *q, size_t len,
+			     const struct forward_client *fc)
+{
+	pthread_mutex_lock(&s->fwd_lock);
+	bool room = s->fwd_queued < SERVER__FWD_QUEUE_MAX;
+	if (room) {
+		struct server__fwd_query *f = xmalloc(sizeof(*f) + len);
+		f->next = NULL;
+		f->fc = *fc;
+		f->len = len;
+		memcpy(f->query, q, len);
+		*s->fwd_tail = f;
+		s->fwd_tail = &f->next;
+		if (s->fwd_queued++ == 0) {
+			uint64_t one = 1;
+			if (write(s->fwd_wake, &one, sizeof(one)) < 0) {
+				/* the counter is already non-zero: the loop wakes */
+			}
+		}
+	}
+	pthread_mutex_unlock(&s->fwd_lock);
+	return room;
+}
+
+static void server__on_fwd_wake(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)loop;
 	(void)events;
 	struct server *s = data;
-	bool fwd = forwarder_enabled(s->fwd);
-	for (int round = 0; round < 8; round++) {
-		for (int i = 0; i < SERVER__BATCH; i++) {
-			s->iov[i].iov_base = s->in[i];
-			s->iov[i].iov_len = SERVER__UDP_BUF;
-			memset(&s->msgs[i].msg_hdr, 0, sizeof(s->msgs[i].msg_hdr));
-			s->msgs[i].msg_hdr.msg_iov = &s->iov[i];
-			s->msgs[i].msg_hdr.msg_iovlen = 1;
-			s->msgs[i].msg_hdr.msg_name = &s->addrs[i];
-			s->msgs[i].msg_hdr.msg_namelen = sizeof(s->addrs[i]);
-			s->msgs[i].msg_hdr.msg_control = s->cmsg[i].buf;
-			s->msgs[i].msg_hdr.msg_controllen = sizeof(s->cmsg[i].buf);
+	uint64_t n;
+	if (read(fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: nothing new, the queue says */
+	}
+	pthread_mutex_lock(&s->fwd_lock);
+	struct server__fwd_query *f = s->fwd_head;
+	s->fwd_head = NULL;
+	s->fwd_tail = &s->fwd_head;
+	s->fwd_queued = 0;
+	pthread_mutex_unlock(&s->fwd_lock);
+	while (f) {
+		struct server__fwd_query *next = f->next;
+		if (forwarder_send(s->fwd, f->query, f->len, &f->fc) < 0)
+			server__on_forwarded(s, &f->fc, f->query, f->len, NULL, 0);
+		free(f);
+		f = next;
+	}
+}
+
+/* One batch: read, answer under the zone's read lock, send. Returns the
+ * number of queries read. */
+static int server__udp_batch(struct server__worker *w, int fd)
+{
+	struct server *s = w->s;
+	for (int i = 0; i < SERVER__BATCH; i++) {
+		server__msg(&w->msgs[i].msg_hdr, &w->iov[i], w->in[i], SERVER__UDP_BUF,
+			    &w->addrs[i], sizeof(w->addrs[i]));
+		w->msgs[i].msg_hdr.msg_control = w->cmsg[i].buf;
+		w->msgs[i].msg_hdr.msg_controllen = sizeof(w->cmsg[i].buf);
+	}
+	int n = recvmmsg(fd, w->msgs, SERVER__BATCH, MSG_DONTWAIT, NULL);
+	if (n <= 0)
+		return 0;
+	uint64_t start = server__now_ns();
+	int nr = 0;
+	unsigned rcodes[SERVER__BATCH];
+	uint16_t qtypes[SERVER__BATCH];
+	bool tcs[SERVER__BATCH];
+	zone_read_lock(s->zone);
+	for (int i = 0; i < n; i++) {
+		struct msghdr *h = &w->msgs[i].msg_hdr;
+		size_t len = w->msgs[i].msg_len, outlen = 0;
+		if (h->msg_flags & MSG_TRUNC) {
+			metrics_bump(&w->metrics.dropped);
+			continue;
 		}
-		int n = recvmmsg(fd, s->msgs, SERVER__BATCH, MSG_DONTWAIT, NULL);
-		if (n <= 0)
-			return;
-		uint64_t start = server__now_ns();
-		int nr = 0;
-		unsigned rcodes[SERVER__BATCH];
-		uint16_t qtypes[SERVER__BATCH];
-		bool tcs[SERVER__BATCH];
+		struct answer_info info;
+		enum answer_action a = answer_query(s->zone, s->can_forward, false, w->in[i], len,
+						    w->out[nr], &outlen, &info);
+		if (a == ANSWER_DROP) {
+			metrics_bump(&w->metrics.dropped);
+			continue;
+		}
+		if (a == ANSWER_FORWARD) {
+			/* conn: the socket the answer leaves from */
+			struct forward_client fc = {
+			    .tcp = false, .conn = (uint64_t)fd, .start_ns = start};
+			fc.has_local = server__local_addr(h, &fc.local);
+			memcpy(&fc.addr, &w->addrs[i], h->msg_namelen);
+			fc.addrlen = h->msg_namelen;
+			metrics_bump(&w->metrics.forwarded);
+			if (server__fwd_push(s, w->in[i], len, &fc))
+				continue;
+			metrics_bump(&w->metrics.forward_failed);
+			outlen = answer_error(w->in[i], len, false, DNS_R_SERVFAIL, w->out[nr]);
+			info.rcode = DNS_R_SERVFAIL;
+			if (!outlen)
+				continue;
+		}
+		server__msg(&w->replies[nr].msg_hdr, &w->riov[nr], w->out[nr], outlen, &w->addrs[i],
+			    h->msg_namelen);
+		struct in_addr local;
+		if (server__local_addr(h, &local))
+			server__reply_from(&w->replies[nr].msg_hdr, &w->rcmsg[nr], local);
+		rcodes[nr] = info.rcode;
+		qtypes[nr] = info.qtype;
+		tcs[nr] = info.truncated;
+		nr++;
+	}
+	zone_read_unlock(s->zone);
+	for (int sent = 0; sent < nr;) {
+		int r = sendmmsg(fd, w->replies + sent, (unsigned)(nr - sent), MSG_DONTWAIT);
+		if (r <= 0)
+			break; /* a full socket buffer: the client asks again */
+		sent += r;
+	}
+	uint64_t end = server__now_ns();
+	for (int i = 0; i < nr; i++) {
+		metrics_query(&w->metrics, false, qtypes[i], rcodes[i], tcs[i]);
+		metrics_latency(&w->metrics, end - start);
+	}
+	return n;
+}
+
+/* A UDP thread: batches from whichever of its sockets has queries, until
+ * stop is written. */
+static void *server__worker_run(void *data)
+{
+	struct server__worker *w = data;
+	for (;;) {
+		struct epoll_event ev[16];
+		int n = epoll_wait(w->ep, ev, (int)ARRAY_SIZE(ev), -1);
+		if (n < 0 && errno != EINTR) {
+			log_error("udp thread: epoll_wait: %s", strerror(errno));
+			return NULL;
+		}
 		for (int i = 0; i < n; i++) {
-			struct msghdr *h = &s->msgs[i].msg_hdr;
-			size_t len = s->msgs[i].msg_len, outlen = 0;
-			if (h->msg_flags & MSG_TRUNC) {
-				s->metrics->dropped++;
-				continue;
-			}
-			struct answer_info info;
-			enum answer_action a = answer_query(s->zone, fwd, false, s->in[i], len,
-							    s->out[nr], &outlen, &info);
-			if (a == ANSWER_DROP) {
-				s->metrics->dropped++;
-				continue;
-			}
-			if (a == ANSWER_FORWARD) {
-				/* conn: the socket the answer leaves from */
-				struct forward_client fc = {
-				    .tcp = false, .conn = (uint64_t)fd, .start_ns = start};
-				fc.has_local = server__local_addr(h, &fc.local);
-				memcpy(&fc.addr, &s->addrs[i], h->msg_namelen);
-				fc.addrlen = h->msg_namelen;
-				s->metrics->forwarded++;
-				if (forwarder_send(s->fwd, s->in[i], len, &fc) == 0)
-					continue;
-				s->metrics->forward_failed++;
-				outlen =
-				    answer_error(s->in[i], len, false, DNS_R_SERVFAIL, s->out[nr]);
-				info.rcode = DNS_R_SERVFAIL;
-				if (!outlen)
-					continue;
-			}
-			s->riov[nr].iov_base = s->out[nr];
-			s->riov[nr].iov_len = outlen;
-			memset(&s->replies[nr].msg_hdr, 0, sizeof(s->replies[nr].msg_hdr));
-			s->replies[nr].msg_hdr.msg_iov = &s->riov[nr];
-			s->replies[nr].msg_hdr.msg_iovlen = 1;
-			s->replies[nr].msg_hdr.msg_name = &s->addrs[i];
-			s->replies[nr].msg_hdr.msg_namelen = h->msg_namelen;
-			struct in_addr local;
-			if (server__local_addr(h, &local))
-				server__reply_from(&s->replies[nr].msg_hdr, &s->rcmsg[nr], local);
-			rcodes[nr] = info.rcode;
-			qtypes[nr] = info.qtype;
-			tcs[nr] = info.truncated;
-			nr++;
+			if (ev[i].data.fd == w->stop)
+				return NULL;
+			/* Batches while they come by the handful (at most 64,
+			 * then the other sockets' turn): under load the next
+			 * queries have come while these were answered, and
+			 * reading them at once spares a system call (each
+			 * costs, more so in a VM) over epoll_wait() first; a
+			 * few queries, and the socket is likely empty. */
+			for (int round = 0; round < 64; round++)
+				if (server__udp_batch(w, ev[i].data.fd) < SERVER__BATCH / 8)
+					break;
 		}
-		for (int sent = 0; sent < nr;) {
-			int r =
-			    sendmmsg(fd, s->replies + sent, (unsigned)(nr - sent), MSG_DONTWAIT);
-			if (r <= 0)
-				break; /* a full socket buffer: the client asks again */
-			sent += r;
-		}
-		uint64_t end = server__now_ns();
-		for (int i = 0; i < nr; i++) {
-			metrics_query(s->metrics, false, qtypes[i], rcodes[i], tcs[i]);
-			metrics_latency(s->metrics, end - start);
-		}
-		if (n < SERVER__BATCH)
-			return;
 	}
 }
 
@@ -384,7 +501,7 @@ static void server__on_forwarded(void *data, const struct forward_client *fc, co
 	if (reply) {
 		rcode = reply[3] & 0xf;
 	} else {
-		s->metrics->forward_failed++;
+		metrics_bump(&s->metrics->forward_failed);
 		len = answer_error(query, qlen, fc->tcp, DNS_R_SERVFAIL, buf);
 		reply = buf;
 		if (!len)
@@ -420,7 +537,10 @@ static void server__on_forwarded(void *data, const struct forward_client *fc, co
 /* ---- set-up ----------------------------------------------------------- */
 
 /* IP_FREEBIND: an address of a bridge that is not up yet (a node's gateway
- * before its agent makes the bridge) binds now and receives once it is. */
+ * before its agent makes the bridge) binds now and receives once it is.
+ * UDP sockets share their address with the other threads' (SO_REUSEPORT);
+ * only a wildcard address needs to learn where each query came to
+ * (IP_PKTINFO), a socket bound to one address answers from it. */
 static int server__socket(const char *addr, int port, int type, struct error **err)
 {
 	struct sockaddr_storage ss;
@@ -436,6 +556,8 @@ static int server__socket(const char *addr, int port, int type, struct error **e
 		return error_set(err, errno, "socket: %s", strerror(errno));
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (type == SOCK_DGRAM)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	if (ss.ss_family == AF_INET)
 		setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
 	else
@@ -448,7 +570,8 @@ static int server__socket(const char *addr, int port, int type, struct error **e
 				 strerror(e));
 	}
 	if (type == SOCK_DGRAM) {
-		if (ss.ss_family == AF_INET)
+		if (ss.ss_family == AF_INET &&
+		    ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_ANY))
 			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 		int size = 4 << 20;
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
@@ -457,12 +580,16 @@ static int server__socket(const char *addr, int port, int type, struct error **e
 	return fd;
 }
 
-static void server__close(struct server *s, int fd)
+static void server__listener_close(struct server *s, struct server__listener *l)
 {
-	if (fd < 0)
-		return;
-	loop_del_fd(s->loop, fd);
-	close(fd);
+	for (int i = 0; i < s->nworkers; i++)
+		if (l->udp[i] >= 0)
+			close(l->udp[i]); /* leaves the thread's epoll set with it */
+	free(l->udp);
+	if (l->tcp >= 0) {
+		loop_del_fd(s->loop, l->tcp);
+		close(l->tcp);
+	}
 }
 
 int server_listen(struct server *s, const char *addr, struct error **err)
@@ -472,30 +599,71 @@ int server_listen(struct server *s, const char *addr, struct error **err)
 			return 0;
 	if (strlen(addr) >= sizeof(s->ls->addr))
 		return error_set(err, EINVAL, "listen: \"%s\" is not an address", addr);
-	int udp = server__socket(addr, s->cfg->port, SOCK_DGRAM, err);
-	if (udp < 0)
-		return -1;
+	struct server__listener l = {.tcp = -1};
+	snprintf(l.addr, sizeof(l.addr), "%s", addr);
+	l.udp = xmalloc((size_t)s->nworkers * sizeof(*l.udp));
+	for (int i = 0; i < s->nworkers; i++)
+		l.udp[i] = -1;
+	for (int i = 0; i < s->nworkers; i++) {
+		if ((l.udp[i] = server__socket(addr, s->cfg->port, SOCK_DGRAM, err)) < 0)
+			goto fail;
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = l.udp[i]};
+		if (epoll_ctl(s->workers[i]->ep, EPOLL_CTL_ADD, l.udp[i], &ev) < 0) {
+			error_set(err, errno, "epoll_ctl: %s", strerror(errno));
+			goto fail;
+		}
+	}
 	int tcp = server__socket(addr, s->cfg->port, SOCK_STREAM, err);
-	if (tcp < 0) {
-		close(udp);
-		return -1;
-	}
-	if (loop_add_fd(s->loop, udp, LOOP_READ, server__on_udp, s, err) < 0) {
-		close(udp);
-		close(tcp);
-		return -1;
-	}
+	if (tcp < 0)
+		goto fail;
 	if (loop_add_fd(s->loop, tcp, LOOP_READ, server__on_accept, s, err) < 0) {
-		server__close(s, udp);
 		close(tcp);
-		return -1;
+		goto fail;
 	}
+	l.tcp = tcp;
 	s->ls = xrealloc(s->ls, (s->nls + 1) * sizeof(*s->ls));
-	struct server__listener *l = &s->ls[s->nls++];
-	snprintf(l->addr, sizeof(l->addr), "%s", addr);
-	l->udp = udp;
-	l->tcp = tcp;
+	s->ls[s->nls++] = l;
 	return 1;
+fail:
+	server__listener_close(s, &l);
+	return -1;
+}
+
+static int server__worker_start(struct server *s, struct server__worker *w, struct error **err)
+{
+	w->s = s;
+	w->stop = -1;
+	if ((w->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    (w->stop = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		return error_set(err, errno, "udp thread: %s", strerror(errno));
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = w->stop};
+	if (epoll_ctl(w->ep, EPOLL_CTL_ADD, w->stop, &ev) < 0)
+		return error_set(err, errno, "udp thread: epoll_ctl: %s", strerror(errno));
+	/* the loop's thread takes the signals */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&w->thread, NULL, server__worker_run, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
+		return error_set(err, r, "udp thread: %s", strerror(r));
+	w->started = true;
+	return 0;
+}
+
+static void server__worker_stop(struct server__worker *w)
+{
+	if (w->started) {
+		uint64_t one = 1;
+		if (write(w->stop, &one, sizeof(one)) < 0)
+			abort(); /* an eventfd at 1 cannot be full */
+		pthread_join(w->thread, NULL);
+	}
+	if (w->stop >= 0)
+		close(w->stop);
+	if (w->ep >= 0)
+		close(w->ep);
+	free(w);
 }
 
 struct server *server_new(struct loop *loop, const struct server_config *cfg,
@@ -508,9 +676,32 @@ struct server *server_new(struct loop *loop, const struct server_config *cfg,
 	s->metrics = metrics;
 	s->cfg = cfg;
 	s->conns = xcalloc((size_t)cfg->tcp_max, sizeof(*s->conns));
+	pthread_mutex_init(&s->fwd_lock, NULL);
+	s->fwd_tail = &s->fwd_head;
+	s->fwd_wake = -1;
 	if (!(s->fwd = forwarder_new(loop, cfg->upstreams, cfg->forward_timeout_ms,
 				     server__on_forwarded, s, err)))
 		goto fail;
+	s->can_forward = forwarder_enabled(s->fwd);
+	if ((s->fwd_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		error_set(err, errno, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	if (loop_add_fd(loop, s->fwd_wake, LOOP_READ, server__on_fwd_wake, s, err) < 0) {
+		close(s->fwd_wake);
+		s->fwd_wake = -1;
+		goto fail;
+	}
+	int n = cfg->threads > 0 ? cfg->threads : 1;
+	s->workers = xcalloc((size_t)n, sizeof(*s->workers));
+	for (; s->nworkers < n; s->nworkers++) {
+		s->workers[s->nworkers] = xcalloc(1, sizeof(**s->workers));
+		s->workers[s->nworkers]->ep = -1;
+		if (server__worker_start(s, s->workers[s->nworkers], err) < 0) {
+			server__worker_stop(s->workers[s->nworkers]);
+			goto fail;
+		}
+	}
 	for (char *save, *a = strtok_r(list, ", ", &save); a; a = strtok_r(NULL, ", ", &save))
 		if (server_listen(s, a, err) < 0)
 			goto fail;
@@ -520,19 +711,39 @@ fail:
 	return NULL;
 }
 
+void server_metrics(const struct server *s, struct metrics *sum)
+{
+	*sum = (struct metrics){0};
+	metrics_add(sum, s->metrics);
+	for (int i = 0; i < s->nworkers; i++)
+		metrics_add(sum, &s->workers[i]->metrics);
+}
+
 void server_free(struct server *s)
 {
 	if (!s)
 		return;
+	/* the threads first: they use the sockets and the queue */
+	for (int i = 0; i < s->nworkers; i++)
+		server__worker_stop(s->workers[i]);
 	for (int i = 0; i < s->cfg->tcp_max; i++)
 		if (s->conns[i])
 			server__conn_close(s->conns[i]);
 	free(s->conns);
 	forwarder_free(s->fwd);
-	for (size_t i = 0; i < s->nls; i++) {
-		server__close(s, s->ls[i].udp);
-		server__close(s, s->ls[i].tcp);
-	}
+	for (size_t i = 0; i < s->nls; i++)
+		server__listener_close(s, &s->ls[i]);
 	free(s->ls);
+	free(s->workers);
+	while (s->fwd_head) {
+		struct server__fwd_query *f = s->fwd_head;
+		s->fwd_head = f->next;
+		free(f);
+	}
+	if (s->fwd_wake >= 0) {
+		loop_del_fd(s->loop, s->fwd_wake);
+		close(s->fwd_wake);
+	}
+	pthread_mutex_destroy(&s->fwd_lock);
 	free(s);
 }

@@ -2,7 +2,10 @@
  * addresses, all on one port; addresses may be added while it runs.
  *
  * UDP queries are read and answered in batches (recvmmsg, sendmmsg): one
- * wake-up serves many queries. TCP follows RFC 7766: length-prefixed
+ * wake-up serves many queries. Each of `threads` threads has its own UDP
+ * socket on every address (SO_REUSEPORT: the kernel spreads the clients
+ * over them) and answers from the zone under its read lock; TCP, the
+ * forwarder and its answers stay on the loop's thread. TCP follows RFC 7766: length-prefixed
  * messages, several queries per connection answered in order of their
  * answers, a connection closed after an idle timeout, a bounded number of
  * connections. Names outside the zone go to the forwarder; its answers and
@@ -25,6 +28,7 @@ struct server_config {
 	int port;
 	uint64_t tcp_idle_ms;  /* close a TCP connection idle this long */
 	int tcp_max;	       /* connections at once */
+	int threads;	       /* UDP threads, at least 1 */
 	const char *upstreams; /* forwarder's list, may be empty */
 	uint64_t forward_timeout_ms;
 };
@@ -34,6 +38,8 @@ struct server_config {
 struct server *server_new(struct loop *loop, const struct server_config *cfg,
 			  const struct zone *zone, struct metrics *metrics, struct error **err);
 void server_free(struct server *s);
+/* The loop's counters and every UDP thread's, summed into sum. */
+void server_metrics(const struct server *s, struct metrics *sum);
 /* Listens on addr too (UDP and TCP, the same port), unless it does
  * already: 1 if it was added, 0 if it was there. An address that is not
  * the host's yet (a gateway whose bridge is not up) binds anyway. */

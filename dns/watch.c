@@ -28,7 +28,7 @@ static void watch__reindex(struct watch *w, const char *key)
 	cleanup_free char *ns = xstrndup(key, (size_t)(slash - key));
 	zone_set_service(w->zone, ns, slash + 1, informer_get(w->services, key),
 			 informer_get(w->endpoints, key));
-	w->metrics->zone_updates++;
+	metrics_bump(&w->metrics->zone_updates);
 }
 
 static void watch__on_add(void *data, const char *key, const struct ynode *obj)

@@ -442,6 +442,28 @@ const char *dns_type_name(uint16_t type)
 	}
 }
 
+int dns_type_index(uint16_t type)
+{
+	switch (type) {
+	case DNS_T_A:
+		return 0;
+	case DNS_T_AAAA:
+		return 1;
+	case DNS_T_SRV:
+		return 2;
+	case DNS_T_PTR:
+		return 3;
+	case DNS_T_SOA:
+		return 4;
+	case DNS_T_NS:
+		return 5;
+	case DNS_T_ANY:
+		return 6;
+	default:
+		return DNS_TYPE_INDEX_OTHER;
+	}
+}
+
 const char *dns_rcode_name(unsigned rcode)
 {
 	switch (rcode) {

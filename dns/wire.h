@@ -157,7 +157,12 @@ size_t dns_rdata_srv(uint8_t *out, uint16_t prio, uint16_t weight, uint16_t port
 size_t dns_rdata_soa(uint8_t *out, const uint8_t *mname, const uint8_t *rname, uint32_t serial,
 		     uint32_t refresh, uint32_t retry, uint32_t expire, uint32_t minimum);
 
-const char *dns_type_name(uint16_t type);   /* "A", "SRV", ... "other" */
+const char *dns_type_name(uint16_t type); /* "A", "SRV", ... "other" */
+/* The usual query types numbered from 0: A, AAAA, SRV, PTR, SOA, NS, ANY,
+ * and DNS_TYPE_INDEX_OTHER for any other (the metrics' and the zone's
+ * ready answers' index). */
+#define DNS_TYPE_INDEX_OTHER 7
+int dns_type_index(uint16_t type);
 const char *dns_rcode_name(unsigned rcode); /* "NOERROR", ... */
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +31,26 @@ struct zone {
 	struct strmap *owners;	/* "ns/name" -> struct zone_owner */
 	struct zone_owner self; /* the apex's own records */
 	size_t nrecords;
+	bool keep_answers;     /* zone_keep_answers() */
+	pthread_rwlock_t lock; /* the loop's thread writes, other threads read */
 };
 
 static const uint8_t in_addr_arpa[] = "\7in-addr\4arpa";
 
+/* The node's records change: its ready answers are wrong from now on. The
+ * writer holds the lock, so no reader holds one of them. */
+static void zone__node_forget(struct zone_node *n)
+{
+	for (int i = 0; i < ZONE_ANSWER_TYPES; i++) {
+		free(n->answers[i]);
+		n->answers[i] = NULL;
+	}
+}
+
 static void zone__node_free(void *p)
 {
 	struct zone_node *n = p;
+	zone__node_forget(n);
 	for (size_t i = 0; i < n->nrr; i++)
 		free(n->rrs[i]);
 	free(n->rrs);
@@ -103,6 +117,7 @@ static void zone__add(struct zone *z, struct zone_owner *o, const uint8_t *name,
 		n->cap = n->cap ? 2 * n->cap : 2;
 		n->rrs = xrealloc(n->rrs, n->cap * sizeof(*n->rrs));
 	}
+	zone__node_forget(n);
 	struct zone_rr *rr = xmalloc(sizeof(*rr) + rdlen);
 	rr->type = type;
 	rr->rdlen = (uint16_t)rdlen;
@@ -136,6 +151,7 @@ static void zone__drop(struct zone *z, struct zone_owner *o)
 		size_t removed = n->nrr - kept;
 		n->nrr = kept;
 		if (removed) {
+			zone__node_forget(n);
 			z->nrecords -= removed;
 			zone__ref(z, name, -(long)removed);
 		}
@@ -265,8 +281,8 @@ static void zone__add_endpoints(struct zone *z, struct zone_owner *o, const uint
 	}
 }
 
-void zone_set_service(struct zone *z, const char *ns, const char *name, const struct ynode *svc,
-		      const struct ynode *eps)
+static void zone__set_service(struct zone *z, const char *ns, const char *name,
+			      const struct ynode *svc, const struct ynode *eps)
 {
 	cleanup_free char *key = xasprintf("%s/%s", ns, name);
 	size_t klen = strlen(key);
@@ -308,6 +324,24 @@ void zone_set_service(struct zone *z, const char *ns, const char *name, const st
 		zone__add_endpoints(z, o, base, eps, headless);
 }
 
+void zone_set_service(struct zone *z, const char *ns, const char *name, const struct ynode *svc,
+		      const struct ynode *eps)
+{
+	pthread_rwlock_wrlock(&z->lock);
+	zone__set_service(z, ns, name, svc, eps);
+	pthread_rwlock_unlock(&z->lock);
+}
+
+void zone_read_lock(const struct zone *z)
+{
+	pthread_rwlock_rdlock(&((struct zone *)z)->lock);
+}
+
+void zone_read_unlock(const struct zone *z)
+{
+	pthread_rwlock_unlock(&((struct zone *)z)->lock);
+}
+
 struct zone *zone_new(const char *domain, uint32_t ttl, const char *ns_ip, struct error **err)
 {
 	struct zone *z = xcalloc(1, sizeof(*z));
@@ -321,6 +355,14 @@ struct zone *zone_new(const char *domain, uint32_t ttl, const char *ns_ip, struc
 		return error_set(err, EINVAL, "cluster-ip: \"%s\" is not an IPv4 address", ns_ip),
 		       NULL;
 	}
+	/* A change waits for the readers' batches in progress, never for a
+	 * stream of them. */
+	pthread_rwlockattr_t attr;
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&z->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	z->keep_answers = true;
 	dns_name_lower(z->apex);
 	z->apex_labels = dns_name_labels(z->apex);
 	z->ttl = ttl;
@@ -350,6 +392,7 @@ void zone_free(struct zone *z)
 	strmap_free(z->nodes, zone__node_free);
 	strmap_free(z->owners, zone__owner_free);
 	zone__owner_clear(&z->self);
+	pthread_rwlock_destroy(&z->lock);
 	free(z);
 }
 
@@ -410,6 +453,35 @@ void zone_lookup(const struct zone *z, const uint8_t *lname, struct zone_result 
 	}
 }
 
+int zone_answer_slot(const struct zone *z, uint16_t qtype)
+{
+	int i = dns_type_index(qtype);
+	return z->keep_answers && i < ZONE_ANSWER_TYPES ? i : -1;
+}
+
+const struct zone_answer *zone_answer_get(const struct zone_node *n, int slot)
+{
+	return __atomic_load_n(&n->answers[slot], __ATOMIC_ACQUIRE);
+}
+
+/* Readers may add to a node they were given as const: the ready answers
+ * are not the zone's content, and the first one kept wins. */
+const struct zone_answer *zone_answer_put(const struct zone_node *n, int slot,
+					  struct zone_answer *a)
+{
+	struct zone_answer *expected = NULL;
+	if (__atomic_compare_exchange_n(&((struct zone_node *)n)->answers[slot], &expected, a,
+					false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return a;
+	free(a);
+	return expected;
+}
+
+void zone_keep_answers(struct zone *z, bool on)
+{
+	z->keep_answers = on;
+}
+
 const uint8_t *zone_apex(const struct zone *z)
 {
 	return z->apex;
@@ -425,6 +497,11 @@ size_t zone_soa(const struct zone *z, uint8_t *out)
 	/* refresh, retry, expire as CoreDNS's kubernetes plugin; the minimum
 	 * (negative caching) is the answers' TTL */
 	return dns_rdata_soa(out, z->ns_name, z->hostmaster, z->serial, 7200, 1800, 86400, z->ttl);
+}
+
+uint32_t zone_serial(const struct zone *z)
+{
+	return z->serial;
 }
 
 size_t zone_service_count(const struct zone *z)

@@ -18,6 +18,18 @@
  * Pods: <a-b-c-d>.<ns>.pod.<domain> answers A a.b.c.d (as kube-dns's
  * "pods insecure"), synthesized, not stored.
  *
+ * Answers ready to send: a node keeps, per query type of a few (A, AAAA,
+ * SRV, PTR), the answer it gets over UDP, built the first time it is asked
+ * (answer.c) and dropped when the node's records change, so that the next
+ * query of that name and type is a copy and a few patched bytes. Such an
+ * answer holds the node's own records only (or its NODATA with the SOA,
+ * whose serial is patched at each use), never another node's.
+ *
+ * Threads: the loop's thread alone changes the zone (zone_set_service()
+ * takes the write lock); other threads read it between zone_read_lock()
+ * and zone_read_unlock(). Ready answers are added by readers (atomically,
+ * the first one wins) and freed by the writer only.
+ *
  * This file must never keep a pointer into an informer's objects. */
 #ifndef CORRAL_DNS_ZONE_H
 #define CORRAL_DNS_ZONE_H
@@ -40,11 +52,23 @@ struct zone_rr {
 	uint8_t rdata[];		/* wire form, names uncompressed */
 };
 
+/* An answer ready to send (zone.h's header comment). */
+struct zone_answer {
+	bool none;	     /* this name and type's answer cannot be kept: build it */
+	uint16_t len;	     /* of msg */
+	uint16_t serial_off; /* where the SOA's serial sits in msg, 0: no SOA */
+	uint8_t msg[];	     /* id 0, lower-case question, no OPT record */
+};
+
+#define ZONE_ANSWER_TYPES 4 /* A, AAAA, SRV, PTR: dns_type_index() 0 to 3 */
+
 struct zone_node {
 	uint8_t *name; /* lower-cased wire form */
 	size_t refs;   /* records here and below (the node lives while > 0) */
 	size_t nrr, cap;
 	struct zone_rr **rrs; /* records at this name, in the order made */
+	/* by zone_answer_slot(): read with zone_answer_get() */
+	struct zone_answer *answers[ZONE_ANSWER_TYPES];
 };
 
 enum zone_status {
@@ -65,6 +89,10 @@ struct zone_result {
 struct zone *zone_new(const char *domain, uint32_t ttl, const char *ns_ip, struct error **err);
 void zone_free(struct zone *z);
 
+/* The readers' side of the lock (zone.h's header comment). */
+void zone_read_lock(const struct zone *z);
+void zone_read_unlock(const struct zone *z);
+
 /* Replaces every record of service ns/name with those made from svc and
  * its endpoints eps (either may be NULL: no service, no endpoints). */
 void zone_set_service(struct zone *z, const char *ns, const char *name, const struct ynode *svc,
@@ -75,10 +103,23 @@ void zone_lookup(const struct zone *z, const uint8_t *lname, struct zone_result 
 /* The node of lname, or NULL (for additional records). */
 const struct zone_node *zone_find(const struct zone *z, const uint8_t *lname);
 
+/* Ready answers: the slot of a query type, -1 if its answers are never
+ * kept; the node's answer in a slot, or NULL; zone_answer_put() keeps a
+ * (malloc'd) and returns it, or frees it and returns the one another thread
+ * kept first. Turned off (zone_keep_answers(z, false)), answers are built
+ * for every query: for tests that compare both. */
+int zone_answer_slot(const struct zone *z, uint16_t qtype);
+const struct zone_answer *zone_answer_get(const struct zone_node *n, int slot);
+const struct zone_answer *zone_answer_put(const struct zone_node *n, int slot,
+					  struct zone_answer *a);
+void zone_keep_answers(struct zone *z, bool on);
+
 const uint8_t *zone_apex(const struct zone *z); /* wire form */
 uint32_t zone_ttl(const struct zone *z);
 /* The apex's SOA rdata into out (DNS_MAX_NAME * 2 + 20 bytes); its length. */
 size_t zone_soa(const struct zone *z, uint8_t *out);
+/* The SOA's serial, which moves with every change. */
+uint32_t zone_serial(const struct zone *z);
 
 size_t zone_service_count(const struct zone *z);
 size_t zone_record_count(const struct zone *z);

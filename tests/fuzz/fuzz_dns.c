@@ -5,7 +5,9 @@
  * Besides memory errors it checks the contract: a reply is never longer
  * than the limit of its transport, always a response (QR) with the query's
  * id, and parses back; a query that parses is answered (or forwarded),
- * never dropped; a name read is at most 255 bytes and ends at the root. */
+ * never dropped; a name read is at most 255 bytes and ends at the root;
+ * an answer from the zone's ready answers is the one built, byte for
+ * byte. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,28 @@ static void fuzz_dns__check_reply(const uint8_t *q, const uint8_t *out, size_t l
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The answer built (ready answers off) and the one from a ready answer
+ * (kept by the first call, used by the second) are the same. */
+static void fuzz_dns__same_answers(const uint8_t *data, size_t size, bool tcp)
+{
+	static uint8_t want[DNS_MSG_MAX], got[DNS_MSG_MAX];
+	size_t wlen = 0, glen = 0;
+	struct answer_info wi, gi;
+	zone_keep_answers(fuzz_dns__zone, false);
+	enum answer_action wa =
+	    answer_query(fuzz_dns__zone, tcp, tcp, data, size, want, &wlen, &wi);
+	zone_keep_answers(fuzz_dns__zone, true);
+	for (int i = 0; i < 2; i++) {
+		enum answer_action ga =
+		    answer_query(fuzz_dns__zone, tcp, tcp, data, size, got, &glen, &gi);
+		if (ga != wa)
+			abort();
+		if (wa == ANSWER_REPLY && (glen != wlen || memcmp(got, want, wlen) ||
+					   gi.rcode != wi.rcode || gi.truncated != wi.truncated))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t out[DNS_MSG_MAX];
@@ -101,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 								  : q.udp_size;
 			fuzz_dns__check_reply(data, out, outlen, pr == DNS_PARSE_OK ? limit : 12);
 		}
+		fuzz_dns__same_answers(data, size, tcp);
 		if (pr == DNS_PARSE_OK) {
 			size_t n = answer_error(data, size, tcp, DNS_R_SERVFAIL, out);
 			if (!n)

@@ -1,7 +1,10 @@
 /* test_dns_misc.c: corral-dns's small parsers: podCIDR gateways, upstream
- * addresses, HTTP request lines, the metrics text; the server's addresses. */
+ * addresses, HTTP request lines, the metrics text; the server's addresses,
+ * and its UDP threads answering and forwarding on loopback. */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +24,9 @@
 #include "metrics.h"
 #include "server.h"
 #include "util.h"
+#include "wire.h"
+#include "ynode.h"
+#include "zone.h"
 
 static void test_misc__gateway(void **state)
 {
@@ -181,12 +187,139 @@ static void test_misc__server_listen(void **state)
 	loop_free(loop);
 }
 
+/* A UDP socket on loopback, its port in *port. */
+static int udp_socket(int *port)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* Turns the loop until fd has something to read (at most 5 s). */
+static void wait_readable(struct loop *loop, int fd)
+{
+	for (int i = 0; i < 250; i++) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 0) == 1)
+			return;
+		assert_int_equal(loop_run_once(loop, 20, NULL), 0);
+	}
+	fail_msg("nothing came on fd %d", fd);
+}
+
+/* Asks name's A from client, to port, with id. */
+static void send_query(int client, int port, const char *name, uint16_t id)
+{
+	uint8_t q[512], wire[DNS_MAX_NAME];
+	assert_true(dns_name_from_text(name, wire) > 0);
+	struct dns_builder b;
+	dns_build_init(&b, q, sizeof(q), id, DNS_F_RD);
+	dns_build_question(&b, wire, DNS_T_A, DNS_C_IN);
+	size_t n = dns_build_finish(&b);
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(sendto(client, q, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
+}
+
+/* The descriptors this process has open. */
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			n++;
+	return n;
+}
+
+static void test_misc__server_udp_threads(void **state)
+{
+	(void)state;
+	int fds = open_fds();
+	struct error *err = NULL;
+	struct loop *loop = loop_new(&err);
+	struct zone *z = zone_new("cluster.local", 5, "10.96.0.10", &err);
+	assert_non_null(z);
+	struct ynode *svc = NULL;
+	const char *web = "{spec: {clusterIP: 10.96.1.5}}";
+	assert_int_equal(yaml_parse_one(web, strlen(web), &svc, &err), 0);
+	zone_set_service(z, "dev", "web", svc, NULL);
+	ynode_free(svc);
+	int up_port, port = free_port();
+	int upstream = udp_socket(&up_port);
+	cleanup_free char *ups = xasprintf("127.0.0.1:%d", up_port);
+	struct metrics m = {0};
+	struct server_config cfg = {.listen = "127.0.0.1",
+				    .port = port,
+				    .tcp_idle_ms = 1000,
+				    .tcp_max = 4,
+				    .threads = 3,
+				    .upstreams = ups,
+				    .forward_timeout_ms = 2000};
+	struct server *s = server_new(loop, &cfg, z, &m, &err);
+	assert_non_null(s);
+	/* clients on many ports, spread over the threads' sockets */
+	for (int i = 0; i < 12; i++) {
+		int client_port, client = udp_socket(&client_port);
+		send_query(client, port, "Web.dev.svc.cluster.local", (uint16_t)(100 + i));
+		wait_readable(loop, client);
+		uint8_t r[512];
+		ssize_t n = recv(client, r, sizeof(r), 0);
+		assert_true(n >= 16);
+		assert_int_equal(r[0] << 8 | r[1], 100 + i);
+		assert_int_equal(r[3] & 0xf, DNS_R_NOERROR);
+		assert_int_equal(r[7], 1); /* one answer, 10.96.1.5, last */
+		assert_memory_equal(r + n - 4, "\x0a\x60\x01\x05", 4);
+		close(client);
+	}
+	/* outside the zone: from a thread to the loop's forwarder, to the
+	 * upstream, back to the client */
+	int client_port, client = udp_socket(&client_port);
+	send_query(client, port, "example.com", 7);
+	wait_readable(loop, upstream);
+	uint8_t q[512];
+	struct sockaddr_storage from;
+	socklen_t fromlen = sizeof(from);
+	ssize_t n = recvfrom(upstream, q, sizeof(q), 0, (struct sockaddr *)&from, &fromlen);
+	assert_true(n > 12);
+	q[2] |= 0x80; /* QR */
+	q[3] = (uint8_t)((q[3] & 0xf0) | DNS_R_NXDOMAIN);
+	assert_int_equal(sendto(upstream, q, (size_t)n, 0, (struct sockaddr *)&from, fromlen), n);
+	wait_readable(loop, client);
+	uint8_t r[512];
+	assert_true(recv(client, r, sizeof(r), 0) >= 12);
+	assert_int_equal(r[0] << 8 | r[1], 7);
+	assert_int_equal(r[3] & 0xf, DNS_R_NXDOMAIN);
+	close(client);
+	/* every thread's counters, summed */
+	struct metrics sum;
+	server_metrics(s, &sum);
+	assert_int_equal(sum.by_type[0], 13);
+	assert_int_equal(sum.by_rcode[DNS_R_NOERROR], 12);
+	assert_int_equal(sum.by_rcode[DNS_R_NXDOMAIN], 1);
+	assert_int_equal(sum.forwarded, 1);
+	assert_int_equal(sum.latency_count, 13);
+	server_free(s);
+	close(upstream);
+	zone_free(z);
+	loop_free(loop);
+	assert_int_equal(open_fds(), fds); /* every socket, epoll set, eventfd closed */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_misc__gateway),	cmocka_unit_test(test_misc__upstream_addr),
-	    cmocka_unit_test(test_misc__http_request),	cmocka_unit_test(test_misc__metrics),
+	    cmocka_unit_test(test_misc__gateway),
+	    cmocka_unit_test(test_misc__upstream_addr),
+	    cmocka_unit_test(test_misc__http_request),
+	    cmocka_unit_test(test_misc__metrics),
 	    cmocka_unit_test(test_misc__server_listen),
+	    cmocka_unit_test(test_misc__server_udp_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

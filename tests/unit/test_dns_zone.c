@@ -475,16 +475,23 @@ static void test_zone__edns(void **state)
 	assert_int_equal(r.counts[3], 1);
 }
 
-static void test_zone__truncation(void **state)
+/* dev/big: headless, 60 ready addresses (60 * 16 bytes of answers, over
+ * 512), with ports ("ports: [...], " or ""). */
+static void set_big(struct zone *z, const char *ports)
 {
-	struct zone *z = *state;
-	/* 60 addresses: 60 * 16 bytes of answers, over 512 */
-	char eps[8192] = "{subsets: [{addresses: [";
+	char eps[8192];
+	snprintf(eps, sizeof(eps), "{subsets: [{%saddresses: [", ports);
 	for (int i = 0; i < 60; i++)
 		snprintf(eps + strlen(eps), sizeof(eps) - strlen(eps), "%s{ip: 10.244.9.%d}",
 			 i ? ", " : "", i + 1);
 	strcat(eps, "]}]}");
 	set(z, "dev", "big", "{spec: {clusterIP: None}}", eps);
+}
+
+static void test_zone__truncation(void **state)
+{
+	struct zone *z = *state;
+	set_big(z, "");
 	struct resp r;
 	/* without EDNS: 512 bytes, TC, the question alone */
 	ask(z, "big.dev.svc.cluster.local", DNS_T_A, 0, false, false, &r);
@@ -506,6 +513,112 @@ static void test_zone__truncation(void **state)
 	assert_false(r.flags & DNS_F_TC);
 	assert_int_equal(r.counts[1], 60);
 	set(z, "dev", "big", NULL, NULL);
+}
+
+/* Answers q three times: built (ready answers off), then twice with them
+ * (the first keeps one, the second uses it); all three the same bytes. */
+static void same_answers(struct zone *z, const uint8_t *q, size_t n, bool tcp, bool fwd)
+{
+	static uint8_t want[DNS_MSG_MAX], got[DNS_MSG_MAX];
+	size_t wlen = 0, glen = 0;
+	struct answer_info wi, gi;
+	zone_keep_answers(z, false);
+	enum answer_action wa = answer_query(z, fwd, tcp, q, n, want, &wlen, &wi);
+	zone_keep_answers(z, true);
+	for (int i = 0; i < 2; i++) {
+		enum answer_action ga = answer_query(z, fwd, tcp, q, n, got, &glen, &gi);
+		assert_int_equal(ga, wa);
+		if (wa != ANSWER_REPLY)
+			continue;
+		assert_int_equal(glen, wlen);
+		assert_memory_equal(got, want, wlen);
+		assert_int_equal(gi.rcode, wi.rcode);
+		assert_int_equal(gi.qtype, wi.qtype);
+		assert_int_equal(gi.truncated, wi.truncated);
+	}
+}
+
+/* Every name of the zone (and a few it has not), in odd cases, of every
+ * kept type and some others, with and without EDNS (sizes around the
+ * answers' lengths, DO), RD and CD, classes IN and ANY, UDP and TCP. */
+static void same_answers_all(struct zone *z)
+{
+	static const char *const names[] = {"web.dev.svc.cluster.local",
+					    "WeB.Dev.svc.CLUSTER.local",
+					    "_http._tcp.web.dev.svc.cluster.local",
+					    "_HTTP._Tcp.web.dev.svc.cluster.local",
+					    "db.dev.svc.cluster.local",
+					    "DB-0.db.dev.svc.cluster.local",
+					    "10-244-0-6.db.dev.svc.cluster.local",
+					    "_pg._tcp.db.dev.svc.cluster.local",
+					    "ext.dev.svc.cluster.local",
+					    "big.dev.svc.cluster.local",
+					    "BIG.dev.svc.cluster.local",
+					    "dev.svc.cluster.local",
+					    "svc.cluster.local",
+					    "Cluster.Local",
+					    "ns.dns.cluster.local",
+					    "5.1.96.10.in-addr.arpa",
+					    "9.0.244.10.IN-ADDR.ARPA",
+					    "5.0.244.10.in-addr.arpa",
+					    "nope.dev.svc.cluster.local",
+					    "10-1-2-3.dev.pod.cluster.local",
+					    "example.com"};
+	static const uint16_t types[] = {DNS_T_A,   DNS_T_AAAA,	 DNS_T_SRV, DNS_T_PTR,
+					 DNS_T_TXT, DNS_T_CNAME, DNS_T_ANY, DNS_T_SOA};
+	static const uint16_t sizes[] = {0, 512, 600, 1232, 4096, 65000};
+	static const uint16_t flags[] = {0, DNS_F_RD, DNS_F_RD | DNS_F_CD};
+	for (size_t ni = 0; ni < ARRAY_SIZE(names); ni++) {
+		uint8_t wire[DNS_MAX_NAME];
+		assert_true(dns_name_from_text(names[ni], wire) > 0);
+		for (size_t ti = 0; ti < ARRAY_SIZE(types); ti++)
+			for (size_t si = 0; si < ARRAY_SIZE(sizes); si++)
+				for (size_t fi = 0; fi < ARRAY_SIZE(flags); fi++) {
+					uint8_t q[512];
+					struct dns_builder b;
+					dns_build_init(&b, q, sizeof(q), (uint16_t)(ni * 977 + si),
+						       flags[fi]);
+					dns_build_question(&b, wire, types[ti],
+							   fi == 2 ? DNS_C_ANY : DNS_C_IN);
+					if (sizes[si])
+						dns_build_opt(&b, sizes[si], 0, si % 2);
+					size_t n = dns_build_finish(&b);
+					same_answers(z, q, n, false, fi == 1);
+					same_answers(z, q, n, true, fi == 1);
+				}
+	}
+}
+
+static void test_zone__ready_answers(void **state)
+{
+	struct zone *z = *state;
+	set_big(z, "ports: [{name: p, port: 1}], ");
+	same_answers_all(z);
+	/* changes: the answers kept for the names they touch are dropped,
+	 * the SOA's serial of the others' NODATA moves */
+	set(z, "dev", "db", db_svc,
+	    "{subsets: [{addresses: [{ip: 10.244.0.9, hostname: db-0}], ports: [{name: pg,"
+	    " port: 5433}]}]}");
+	set(z, "dev", "web", "{spec: {clusterIP: 10.96.1.6, ports: [{name: http, port: 81}]}}",
+	    NULL);
+	set(z, "dev", "big", "{spec: {clusterIP: None}}",
+	    "{subsets: [{addresses: [{ip: 10.244.9.1}]}]}");
+	same_answers_all(z);
+	/* a name that loses one of its records and stays: the PTR of an
+	 * address two services share */
+	set(z, "dev", "ext", "{spec: {clusterIP: None}}",
+	    "{subsets: [{addresses: [{ip: 10.244.0.9, hostname: e}]}]}");
+	same_answers_all(z);
+	set(z, "dev", "db", NULL, NULL);
+	same_answers_all(z);
+	set(z, "dev", "ext", "{spec: {clusterIP: 10.96.1.7}}", NULL);
+	same_answers_all(z);
+	/* a kept answer is the built one, with the asked name's case */
+	struct resp r;
+	expect(z, "ext.dev.svc.cluster.local", DNS_T_A, "10.96.1.7");
+	ask(z, "EXT.dev.svc.cluster.local", DNS_T_A, 0, false, false, &r);
+	assert_string_equal(r.qname, "EXT.dev.svc.cluster.local");
+	assert_string_equal(r.rrs[0].name, "EXT.dev.svc.cluster.local");
 }
 
 static void test_zone__bad_config(void **state)
@@ -539,6 +652,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_zone__rcodes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_zone__edns, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_zone__truncation, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_zone__ready_answers, setup, teardown),
 	    cmocka_unit_test(test_zone__bad_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
