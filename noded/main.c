@@ -81,6 +81,7 @@ struct noded_conf {
 	char *manifest_url;
 	uint64_t file_check_ms;
 	uint64_t http_check_ms;
+	int pod_workers; /* pods set up at once, off the loop */
 };
 
 static void usage(FILE *out)
@@ -273,6 +274,7 @@ int main(int argc, char **argv)
 	    {"manifest-url", CONFIG_STRING, &cf.manifest_url, "", 0, 0},
 	    {"file-check-frequency", CONFIG_DURATION, &cf.file_check_ms, "20s", 100, 86400000},
 	    {"http-check-frequency", CONFIG_DURATION, &cf.http_check_ms, "20s", 100, 86400000},
+	    {"pod-workers", CONFIG_INT, &cf.pod_workers, "4", 1, 64},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -440,6 +442,7 @@ int main(int argc, char **argv)
 		    .token_signer = signer,
 		    .token_issuer = cf.sa_issuer,
 		    .pull = &pull_o,
+		    .workers = (unsigned)cf.pod_workers,
 		};
 		rt = runtime_nspawn_new(&ro, &err);
 		if (!rt) {
