@@ -575,9 +575,10 @@ static void nspawn__watch_pause(struct rpod *p)
 	}
 }
 
-/* The pod's pause, its network and their state files (on a worker: the
- * job's copies only). */
-static int nspawn__sandbox_run(struct nspawn__job *j, struct error **err)
+/* Starts the pod's pause (on a worker: the job's copies only); its
+ * "ready" line is read by nspawn__sandbox_finish() from *readfd, so that
+ * the containers' roots are made meanwhile. */
+static int nspawn__sandbox_spawn(struct nspawn__job *j, pid_t *out, int *readfd, struct error **err)
 {
 	const struct nspawn *rt = j->rt;
 	int r = util_mkdir_p(j->dir, 0700);
@@ -606,12 +607,22 @@ static int nspawn__sandbox_run(struct nspawn__job *j, struct error **err)
 		_exit(127);
 	}
 	close(fds[1]);
-	struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+	*out = pid;
+	*readfd = fds[0];
+	return 0;
+}
+
+/* Waits (5 s at most) for the pause's "ready", then gives the pod its
+ * network and records both. */
+static int nspawn__sandbox_finish(struct nspawn__job *j, pid_t pid, int readfd, struct error **err)
+{
+	const struct nspawn *rt = j->rt;
+	struct pollfd pfd = {.fd = readfd, .events = POLLIN};
 	char buf[16] = {0};
 	ssize_t got = 0;
 	if (poll(&pfd, 1, 5000) == 1)
-		got = read(fds[0], buf, sizeof(buf) - 1);
-	close(fds[0]);
+		got = read(readfd, buf, sizeof(buf) - 1);
+	close(readfd);
 	if (got < 6 || strncmp(buf, "ready\n", 6) != 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -1173,9 +1184,9 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 	return 0;
 }
 
-/* Starts one container of a job (on a worker): its cgroup, its root, its
- * /etc, then its shim running systemd-nspawn. */
-static void nspawn__launch_run(struct nspawn *rt, struct nspawn__launch *l, pid_t pause)
+/* Makes one container's cgroup, root and /etc (on a worker); l->error
+ * says why not. */
+static void nspawn__launch_prepare(struct nspawn *rt, struct nspawn__launch *l)
 {
 	struct error *err = NULL;
 	cleanup_free char *root = xasprintf("%s/root", l->dir);
@@ -1190,6 +1201,12 @@ static void nspawn__launch_run(struct nspawn *rt, struct nspawn__launch *l, pid_
 	}
 	l->oom_before = cgroup_oom_kills(l->cgroup);
 	util_mkdir_p(l->logdir, 0755);
+}
+
+/* Then starts its shim running systemd-nspawn in the pod's network. */
+static void nspawn__launch_run(struct nspawn *rt, struct nspawn__launch *l, pid_t pause)
+{
+	cleanup_free char *root = xasprintf("%s/root", l->dir);
 	cleanup_free char *logf = xasprintf("%s/%d.log", l->logdir, l->restarts);
 	int ready[2] = {-1, -1};
 	if (pipe2(ready, O_CLOEXEC) < 0) {
@@ -1274,17 +1291,28 @@ static void nspawn__launch_run(struct nspawn *rt, struct nspawn__launch *l, pid_
 	nspawn__write_pid(shimf, pid);
 }
 
+/* The job, on a worker: the pause starts while the containers' roots are
+ * made, then the pod's network, then the containers. */
 static void nspawn__job_run(void *data)
 {
 	struct nspawn__job *j = data;
-	if (j->sandbox) {
-		struct error *err = NULL;
-		if (nspawn__sandbox_run(j, &err) < 0) {
-			j->sandbox_error = xstrdup(err->msg);
-			error_free(err);
-		}
+	struct error *err = NULL;
+	pid_t pause = 0;
+	int readfd = -1;
+	if (j->sandbox && nspawn__sandbox_spawn(j, &pause, &readfd, &err) < 0) {
+		j->sandbox_error = xstrdup(err->msg);
+		error_free(err);
+		err = NULL;
+	}
+	for (size_t i = 0; i < j->nl; i++)
+		nspawn__launch_prepare(j->rt, j->l[i]);
+	if (pause && nspawn__sandbox_finish(j, pause, readfd, &err) < 0) {
+		j->sandbox_error = xstrdup(err->msg);
+		error_free(err);
 	}
 	for (size_t i = 0; i < j->nl; i++) {
+		if (j->l[i]->error)
+			continue;
 		if (j->pause)
 			nspawn__launch_run(j->rt, j->l[i], j->pause);
 		else
