@@ -65,6 +65,22 @@ static void job_done(void *data)
 	s->order[s->done++] = j->n;
 }
 
+/* A pool of max threads, on a loop of its own, given n jobs. */
+static struct workers *submit_all(struct loop **loop, unsigned max, struct shared *s,
+				  struct job *jobs, int n)
+{
+	*loop = loop_new(NULL);
+	assert_non_null(*loop);
+	struct workers *w = workers_new(*loop, max, NULL);
+	assert_non_null(w);
+	s->loop_thread = pthread_self();
+	for (int i = 0; i < n; i++) {
+		jobs[i] = (struct job){.s = s, .n = i};
+		workers_submit(w, job_run, job_done, &jobs[i]);
+	}
+	return w;
+}
+
 static void run_until(struct loop *loop, struct shared *s, int want)
 {
 	for (int i = 0; i < 500 && s->done < want; i++)
@@ -74,17 +90,11 @@ static void run_until(struct loop *loop, struct shared *s, int want)
 static void test_workers__runs_each_job_once_off_the_loop(void **state)
 {
 	(void)state;
-	cleanup_loop struct loop *loop = loop_new(NULL);
-	assert_non_null(loop);
-	struct workers *w = workers_new(loop, 3, NULL);
-	assert_non_null(w);
-	assert_int_equal(workers_max(w), 3);
-	struct shared s = {.loop_thread = pthread_self()};
+	cleanup_loop struct loop *loop = NULL;
+	struct shared s = {0};
 	struct job jobs[JOBS];
-	for (int i = 0; i < JOBS; i++) {
-		jobs[i] = (struct job){.s = &s, .n = i};
-		workers_submit(w, job_run, job_done, &jobs[i]);
-	}
+	struct workers *w = submit_all(&loop, 3, &s, jobs, JOBS);
+	assert_int_equal(workers_max(w), 3);
 	assert_int_equal(workers_pending(w), JOBS);
 	/* the first jobs hold their threads: more than one runs at once */
 	for (int i = 0; i < 2000 && atomic_load(&s.running) < 3; i++)
@@ -108,16 +118,10 @@ static void test_workers__runs_each_job_once_off_the_loop(void **state)
 static void test_workers__drain_finishes_everything(void **state)
 {
 	(void)state;
-	cleanup_loop struct loop *loop = loop_new(NULL);
-	assert_non_null(loop);
-	struct workers *w = workers_new(loop, 2, NULL);
-	assert_non_null(w);
-	struct shared s = {.loop_thread = pthread_self(), .release = 1};
+	cleanup_loop struct loop *loop = NULL;
+	struct shared s = {.release = 1};
 	struct job jobs[JOBS];
-	for (int i = 0; i < JOBS; i++) {
-		jobs[i] = (struct job){.s = &s, .n = i};
-		workers_submit(w, job_run, job_done, &jobs[i]);
-	}
+	struct workers *w = submit_all(&loop, 2, &s, jobs, JOBS);
 	workers_drain(w); /* no loop turn: drain runs the done()s itself */
 	assert_int_equal(s.done, JOBS);
 	assert_int_equal(workers_pending(w), 0);
@@ -134,16 +138,10 @@ static void test_workers__drain_finishes_everything(void **state)
 static void test_workers__one_thread_keeps_order(void **state)
 {
 	(void)state;
-	cleanup_loop struct loop *loop = loop_new(NULL);
-	assert_non_null(loop);
-	struct workers *w = workers_new(loop, 1, NULL);
-	assert_non_null(w);
-	struct shared s = {.loop_thread = pthread_self(), .release = 1};
+	cleanup_loop struct loop *loop = NULL;
+	struct shared s = {.release = 1};
 	struct job jobs[JOBS];
-	for (int i = 0; i < JOBS; i++) {
-		jobs[i] = (struct job){.s = &s, .n = i};
-		workers_submit(w, job_run, job_done, &jobs[i]);
-	}
+	struct workers *w = submit_all(&loop, 1, &s, jobs, JOBS);
 	run_until(loop, &s, JOBS);
 	assert_int_equal(s.done, JOBS);
 	for (int i = 0; i < JOBS; i++)
@@ -155,16 +153,10 @@ static void test_workers__one_thread_keeps_order(void **state)
 static void test_workers__free_with_jobs_queued_runs_them(void **state)
 {
 	(void)state;
-	cleanup_loop struct loop *loop = loop_new(NULL);
-	assert_non_null(loop);
-	struct workers *w = workers_new(loop, 2, NULL);
-	assert_non_null(w);
-	struct shared s = {.loop_thread = pthread_self(), .release = 1};
+	cleanup_loop struct loop *loop = NULL;
+	struct shared s = {.release = 1};
 	struct job jobs[8];
-	for (int i = 0; i < 8; i++) {
-		jobs[i] = (struct job){.s = &s, .n = i};
-		workers_submit(w, job_run, job_done, &jobs[i]);
-	}
+	struct workers *w = submit_all(&loop, 2, &s, jobs, 8);
 	workers_free(w);
 	assert_int_equal(s.done, 8);
 	assert_int_equal(atomic_load(&s.ran), 8);
