@@ -141,51 +141,63 @@ static int nspawn_burst(const char *root, int n)
 		struct timeval tv = {0, 100000};
 		if (select(fd + 1, &fds, NULL, NULL, &tv) <= 0)
 			continue;
-		char buf[4096];
-		union {
-			struct cmsghdr align;
-			char space[CMSG_SPACE(sizeof(struct ucred))];
-		} ctl;
-		struct iovec iov = {buf, sizeof(buf) - 1};
-		struct msghdr msg = {.msg_iov = &iov,
-				     .msg_iovlen = 1,
-				     .msg_control = ctl.space,
-				     .msg_controllen = sizeof(ctl.space)};
-		ssize_t got = recvmsg(fd, &msg, 0);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-		if (got < 0 || !c || c->cmsg_type != SCM_CREDENTIALS)
-			continue;
-		buf[got] = '\0';
-		struct ucred cred;
-		memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-		for (int i = 0; i < n; i++) {
-			if (pids[i] != cred.pid)
+		/* everything queued: the socket holds few datagrams, and a
+		 * sender to a full one waits */
+		for (;;) {
+			char buf[4096];
+			union {
+				struct cmsghdr align;
+				char space[CMSG_SPACE(sizeof(struct ucred))];
+			} ctl;
+			struct iovec iov = {buf, sizeof(buf) - 1};
+			struct msghdr msg = {.msg_iov = &iov,
+					     .msg_iovlen = 1,
+					     .msg_control = ctl.space,
+					     .msg_controllen = sizeof(ctl.space)};
+			ssize_t got = recvmsg(fd, &msg, MSG_DONTWAIT);
+			if (got < 0)
+				break;
+			struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+			if (!c || c->cmsg_type != SCM_CREDENTIALS)
 				continue;
-			const char *lp = strstr(buf, "X_NSPAWN_LEADER_PID=");
-			if (lp)
-				leaders[i] = atoi(lp + strlen("X_NSPAWN_LEADER_PID="));
-			if (!ready[i] && strstr(buf, "READY=1")) {
-				ready[i] = 1;
-				done++;
+			buf[got] = '\0';
+			struct ucred cred;
+			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+			for (int i = 0; i < n; i++) {
+				if (pids[i] != cred.pid)
+					continue;
+				const char *lp = strstr(buf, "X_NSPAWN_LEADER_PID=");
+				if (lp)
+					leaders[i] = atoi(lp + strlen("X_NSPAWN_LEADER_PID="));
+				if (!ready[i] && strstr(buf, "READY=1")) {
+					ready[i] = 1;
+					done++;
+				}
 			}
 		}
 	}
 	double secs = (now_ms() - t0) / 1e3;
+	/* closed first: an nspawn sending to a full socket would block */
+	close(fd);
+	unlink(sock);
 	for (int i = 0; i < n; i++)
 		if (leaders[i] > 0)
 			kill(leaders[i], SIGKILL);
-	for (int i = 0; i < n; i++) {
-		int ended = 0;
-		for (int k = 0; k < 1000 && !ended; k++) {
-			ended = waitpid(pids[i], NULL, WNOHANG) == pids[i];
-			if (!ended)
-				usleep(10000);
-			if (k == 500)
-				kill(pids[i], SIGKILL);
+	int left = n;
+	double t1 = now_ms();
+	while (left > 0 && now_ms() - t1 < 20000) {
+		pid_t w = waitpid(-1, NULL, WNOHANG);
+		if (w > 0) {
+			left--;
+			continue;
 		}
+		if (w < 0)
+			break;
+		usleep(10000);
+		if (now_ms() - t1 > 2000) /* whatever did not end with its container */
+			for (int i = 0; i < n; i++)
+				kill(pids[i], SIGKILL);
 	}
-	close(fd);
-	unlink(sock);
 	if (rc == 0)
 		printf("secs=%.2f\n", secs);
 	return rc;

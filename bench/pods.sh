@@ -82,6 +82,9 @@ alive=0 kids=()
 for p in "${BARE[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); kids+=($(pgrep -P "$p")); done
 [ "$alive" = "$NBARE" ] || die "only $alive of $NBARE bare nspawn stayed up"
 BARE_KB=$(( $(pss "${BARE[@]}" "${kids[@]}") / NBARE ))
+# the containers' first processes too: a sleep that is PID 1 would outlive
+# its nspawn
+for p in "${kids[@]}"; do kill -9 "$p" 2>/dev/null; done
 for p in "${BARE[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 BARE=()
 sleep 1
