@@ -13,6 +13,12 @@
 #      BENCH_BARE (20) bare systemd-nspawn running sleep (nspawn and payload).
 # Prints a table: metric, corral, baseline, ratio. Asserts nothing about
 # time; fails when it cannot measure.
+#
+# The whole script is one block that bash reads before it runs any of it:
+# bash reads a script as it goes, so a run that outlived an edit of this
+# file ran pieces of the new text at the old offsets ("memavail: command
+# not found").
+{
 set -u
 die() { echo "bench: $*" >&2; exit 1; }
 [ $# -ge 1 ] || die "usage: bench/pods.sh BUILD_DIR"
@@ -113,3 +119,5 @@ printf '%-58s %10s %10s %7s\n' "$N pods at once: all Running, s [bare nspawn all
 printf '%-58s %10s %10s %7s\n' "pods Running of $N" "$RUNNING" "" ""
 printf '%-58s %10s %10s %7s\n' "corral-noded RSS with $N pods, MiB" "$(awk -v k="$RSS" 'BEGIN{printf "%.1f", k/1024}')" "" ""
 printf '%-58s %10s %10s %7s\n' "memory (PSS) per pod, KiB [bare nspawn running sleep]" "$POD_KB" "$BARE_KB" "$(ratio "$POD_KB" "$BARE_KB")"
+exit
+}
