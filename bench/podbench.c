@@ -8,13 +8,25 @@
  *                                      all are Running
  *   podbench nspawn ROOT N             N runs of a bare
  *                                      systemd-nspawn -D ROOT /bin/true
+ *   podbench nspawn-burst ROOT N       N bare systemd-nspawn -D ROOT
+ *                                      /bin/sleep started at once: time
+ *                                      until all have started (each says
+ *                                      READY=1 on its NOTIFY_SOCKET, as
+ *                                      corral-shim hears it), the floor of
+ *                                      "burst"; then all are killed
  * Prints "median_ms=.. p99_ms=.. max_ms=.." (or "secs=..") on one line. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* struct ucred, SCM_CREDENTIALS */
+#endif
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,8 +85,128 @@ static void wait_event(int ino)
 		perror("inotify");
 }
 
+/* Starts one bare nspawn running sleep, telling notify of its start. */
+static pid_t start_bare(const char *root, const char *notify, int i)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	int null = open("/dev/null", O_RDWR);
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	setenv("NOTIFY_SOCKET", notify, 1);
+	char dir[4096], mach[64];
+	snprintf(dir, sizeof(dir), "--directory=%s", root);
+	snprintf(mach, sizeof(mach), "--machine=benchburst-%d-%d", (int)getppid(), i);
+	execlp("systemd-nspawn", "systemd-nspawn", "--quiet", "--register=no", "--keep-unit",
+	       "--read-only", "--console=pipe", "--resolv-conf=off", "--timezone=off",
+	       "--link-journal=no", mach, dir, "/bin/sleep", "600", (char *)NULL);
+	_exit(127);
+}
+
+/* N bare nspawns at once: seconds until every one said READY=1. Each is
+ * ended by SIGKILL to its container's first process (a sleep that is PID 1
+ * ignores SIGTERM), then to the nspawn itself; every wait is bounded. */
+static int nspawn_burst(const char *root, int n)
+{
+	char sock[108];
+	snprintf(sock, sizeof(sock), "/tmp/podbench-notify.%d", (int)getpid());
+	unlink(sock);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	int one = 1;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0) {
+		perror("podbench: notify socket");
+		return 1;
+	}
+	pid_t *pids = calloc(n, sizeof(*pids)), *leaders = calloc(n, sizeof(*leaders));
+	char *ready = calloc(n, 1);
+	double t0 = now_ms();
+	for (int i = 0; i < n; i++)
+		pids[i] = start_bare(root, sock, i);
+	int done = 0, rc = 0;
+	while (done < n) {
+		if (now_ms() - t0 > 300000) {
+			fprintf(stderr, "podbench: %d of %d bare nspawn started after 300 s\n",
+				done, n);
+			rc = 1;
+			break;
+		}
+		fd_set fds;
+		FD_ZERO(&fds);
+		FD_SET(fd, &fds);
+		struct timeval tv = {0, 100000};
+		if (select(fd + 1, &fds, NULL, NULL, &tv) <= 0)
+			continue;
+		/* everything queued: the socket holds few datagrams, and a
+		 * sender to a full one waits */
+		for (;;) {
+			char buf[4096];
+			union {
+				struct cmsghdr align;
+				char space[CMSG_SPACE(sizeof(struct ucred))];
+			} ctl;
+			struct iovec iov = {buf, sizeof(buf) - 1};
+			struct msghdr msg = {.msg_iov = &iov,
+					     .msg_iovlen = 1,
+					     .msg_control = ctl.space,
+					     .msg_controllen = sizeof(ctl.space)};
+			ssize_t got = recvmsg(fd, &msg, MSG_DONTWAIT);
+			if (got < 0)
+				break;
+			struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+			if (!c || c->cmsg_type != SCM_CREDENTIALS)
+				continue;
+			buf[got] = '\0';
+			struct ucred cred;
+			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+			for (int i = 0; i < n; i++) {
+				if (pids[i] != cred.pid)
+					continue;
+				const char *lp = strstr(buf, "X_NSPAWN_LEADER_PID=");
+				if (lp)
+					leaders[i] = atoi(lp + strlen("X_NSPAWN_LEADER_PID="));
+				if (!ready[i] && strstr(buf, "READY=1")) {
+					ready[i] = 1;
+					done++;
+				}
+			}
+		}
+	}
+	double secs = (now_ms() - t0) / 1e3;
+	/* closed first: an nspawn sending to a full socket would block */
+	close(fd);
+	unlink(sock);
+	for (int i = 0; i < n; i++)
+		if (leaders[i] > 0)
+			kill(leaders[i], SIGKILL);
+	int left = n;
+	double t1 = now_ms();
+	while (left > 0 && now_ms() - t1 < 20000) {
+		pid_t w = waitpid(-1, NULL, WNOHANG);
+		if (w > 0) {
+			left--;
+			continue;
+		}
+		if (w < 0)
+			break;
+		usleep(10000);
+		if (now_ms() - t1 > 2000) /* whatever did not end with its container */
+			for (int i = 0; i < n; i++)
+				kill(pids[i], SIGKILL);
+	}
+	if (rc == 0)
+		printf("secs=%.2f\n", secs);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "nspawn-burst") == 0)
+		return nspawn_burst(argv[2], atoi(argv[3]));
 	if (argc == 4 && strcmp(argv[1], "nspawn") == 0) {
 		int n = atoi(argv[3]);
 		double *v = calloc(n, sizeof(*v));
@@ -110,7 +242,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 6) {
-		fprintf(stderr, "usage: podbench pods|burst DIR NODE IMAGE N | nspawn ROOT N\n");
+		fprintf(
+		    stderr,
+		    "usage: podbench pods|burst DIR NODE IMAGE N | nspawn|nspawn-burst ROOT N\n");
 		return 2;
 	}
 	const char *dir = argv[2], *node = argv[3], *image = argv[4];

@@ -5,12 +5,20 @@
 #      -D IMAGE /bin/true` in a row, on the busybox image;
 #   2. BENCH_PODS pods in a row, each timed from the close() of its file to
 #      the file saying phase Running with a podIP (read through the mount);
-#   3. BENCH_PODS busybox pods written at once: time until all are Running,
-#      the agent's RSS, and memory per pod (the proportional set size of
+#   3. BENCH_PODS busybox pods written at once: time until all are Running
+#      (beside the floor: as many bare systemd-nspawn running sleep started
+#      at once, time until each has said READY=1), the agent's RSS, and
+#      memory per pod (the proportional set size of
 #      its pause, shim, systemd-nspawn and payload) beside that of
 #      BENCH_BARE (20) bare systemd-nspawn running sleep (nspawn and payload).
 # Prints a table: metric, corral, baseline, ratio. Asserts nothing about
 # time; fails when it cannot measure.
+#
+# The whole script is one block that bash reads before it runs any of it:
+# bash reads a script as it goes, so a run that outlived an edit of this
+# file ran pieces of the new text at the old offsets ("memavail: command
+# not found").
+{
 set -u
 die() { echo "bench: $*" >&2; exit 1; }
 [ $# -ge 1 ] || die "usage: bench/pods.sh BUILD_DIR"
@@ -80,10 +88,16 @@ alive=0 kids=()
 for p in "${BARE[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); kids+=($(pgrep -P "$p")); done
 [ "$alive" = "$NBARE" ] || die "only $alive of $NBARE bare nspawn stayed up"
 BARE_KB=$(( $(pss "${BARE[@]}" "${kids[@]}") / NBARE ))
+# the containers' first processes too: a sleep that is PID 1 would outlive
+# its nspawn
+for p in "${kids[@]}"; do kill -9 "$p" 2>/dev/null; done
 for p in "${BARE[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 BARE=()
 sleep 1
 
+echo "bench: $N bare systemd-nspawn at once" >&2
+BBURST=$("$T/podbench" nspawn-burst "$T/images/busybox" "$N") || die "bare nspawn at once failed"
+sleep 1
 echo "bench: $N pods at once" >&2
 BURST=$("$T/podbench" burst "$P" "$NODE" busybox "$N") || die "burst: $(tail -3 "$T/noded.log")"
 sleep 2
@@ -100,7 +114,10 @@ rm_=$(field "$ROW" median_ms) rp=$(field "$ROW" p99_ms)
 printf '\n%-58s %10s %10s %7s\n' metric corral baseline ratio
 printf '%-58s %10s %10s %7s\n' "pod start, close() to Running+podIP, median ms [nspawn /bin/true]" "$rm_" "$bm" "$(ratio "$rm_" "$bm")"
 printf '%-58s %10s %10s %7s\n' "pod start, p99 ms [nspawn /bin/true p99]" "$rp" "$bp" "$(ratio "$rp" "$bp")"
-printf '%-58s %10s %10s %7s\n' "$N pods at once: all Running, s" "$(field "$BURST" secs)" "" ""
+bs=$(field "$BURST" secs) bb=$(field "$BBURST" secs)
+printf '%-58s %10s %10s %7s\n' "$N pods at once: all Running, s [bare nspawn all started]" "$bs" "$bb" "$(ratio "$bs" "$bb")"
 printf '%-58s %10s %10s %7s\n' "pods Running of $N" "$RUNNING" "" ""
 printf '%-58s %10s %10s %7s\n' "corral-noded RSS with $N pods, MiB" "$(awk -v k="$RSS" 'BEGIN{printf "%.1f", k/1024}')" "" ""
 printf '%-58s %10s %10s %7s\n' "memory (PSS) per pod, KiB [bare nspawn running sleep]" "$POD_KB" "$BARE_KB" "$(ratio "$POD_KB" "$BARE_KB")"
+exit
+}

@@ -87,6 +87,7 @@ struct noded_conf {
 	char *tls_cert_file;
 	char *tls_key_file;
 	char *client_ca_file;
+	int pod_workers; /* pods set up at once, off the loop */
 };
 
 static void usage(FILE *out)
@@ -307,6 +308,7 @@ int main(int argc, char **argv)
 	    {"tls-cert-file", CONFIG_STRING, &cf.tls_cert_file, "", 0, 0},
 	    {"tls-private-key-file", CONFIG_STRING, &cf.tls_key_file, "", 0, 0},
 	    {"client-ca-file", CONFIG_STRING, &cf.client_ca_file, "", 0, 0},
+	    {"pod-workers", CONFIG_INT, &cf.pod_workers, "4", 1, 64},
 	    CONFIG_KEYS_END,
 	};
 	struct error *err = NULL;
@@ -479,6 +481,7 @@ int main(int argc, char **argv)
 		    .token_signer = signer,
 		    .token_issuer = cf.sa_issuer,
 		    .pull = &pull_o,
+		    .workers = (unsigned)cf.pod_workers,
 		};
 		rt = runtime_nspawn_new(&ro, &err);
 		if (!rt) {

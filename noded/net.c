@@ -238,27 +238,23 @@ int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, stru
 		cleanup_free char *del = xasprintf("link del %s\n", veth);
 		net__ip(del, 0, NULL);
 	}
-	/* IPv6 off in the pod's namespace before its eth0 exists ("default"
-	 * is what a new link gets, "all" takes lo's ::1 away), and on the host
-	 * end before it comes up: no link-local address on either side. */
-	char *nov6[] = {"sysctl",
-			"-q",
-			"-w",
-			"net.ipv6.conf.all.disable_ipv6=1",
-			"net.ipv6.conf.default.disable_ipv6=1",
-			NULL};
-	cleanup_free char *add =
-	    xasprintf("link add %s type veth peer name eth0 netns %d\n", veth, (int)pause);
-	cleanup_free char *host = xasprintf("link set %s master %s up\n"
+	/* IPv6 is off in the pod's namespace before its eth0 exists (the
+	 * pause turned it off there). The host end comes up with no address
+	 * generated for it (addrgenmode none: no link-local), all in one run
+	 * of ip(8), and IPv6 is turned off on it right after. */
+	cleanup_free char *nolocal =
+	    net__has_ipv6() ? xasprintf("link set %s addrgenmode none\n", veth) : xstrdup("");
+	cleanup_free char *host = xasprintf("link add %s type veth peer name eth0 netns %d\n"
+					    "%s"
+					    "link set %s master %s up\n"
 					    "link set %s type bridge_slave hairpin on\n",
-					    veth, n->bridge, veth);
+					    veth, (int)pause, nolocal, veth, n->bridge, veth);
 	cleanup_free char *pod = xasprintf("addr add %s/%u dev eth0\n"
 					   "link set eth0 up\n"
 					   "route add default via %s\n",
 					   ip, n->pod_cidr.prefix, n->gateway);
 	/* No goto past the cleanup variables: they would be freed unset. */
-	if ((net__has_ipv6() && exec_run(nov6, NULL, pause, err) < 0) || net__ip(add, 0, err) < 0 ||
-	    net__no_ipv6(veth, err) < 0 || net__ip(host, 0, err) < 0 ||
+	if (net__ip(host, 0, err) < 0 || net__no_ipv6(veth, err) < 0 ||
 	    net__ip(pod, pause, err) < 0) {
 		error_prefix(err, "pod network (%s on %s)", ip, n->bridge);
 		return -1;

@@ -50,6 +50,7 @@
 #include "treepath.h"
 #include "util.h"
 #include "volumes.h"
+#include "workers.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -57,6 +58,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +77,7 @@
 #define NSPAWN_RETRY_MS	      5000
 #define NSPAWN_RUNAS	      "/run/.corral-runas" /* in the container */
 #define NSPAWN_IMAGE_GC_MS    300000		   /* the kubelet's ImageGCPeriod */
+#define NSPAWN_WORKERS	      4			   /* pods set up at once (pod-workers) */
 
 struct nspawn;
 struct rpod;
@@ -126,8 +129,11 @@ struct rpod {
 	size_t nc, ninit;
 	struct volumes *vols;
 	long long grace_s;
-	bool synced; /* claimed by a pod since the agent started */
-	bool dying;  /* deleted: being stopped */
+	bool synced;		   /* claimed by a pod since the agent started */
+	bool busy;		   /* a worker sets it up (struct nspawn__job): hands off */
+	char *sandbox_error;	   /* why the last sandbox failed; NULL: it did not */
+	uint64_t sandbox_retry_ms; /* loop_now_ms() of the next try */
+	bool dying;		   /* deleted: being stopped */
 	bool evicted;
 	char *evict_message;
 	struct loop_timer *timer; /* retries, back-offs, the grace period */
@@ -155,6 +161,40 @@ struct nspawn {
 	struct puller *puller; /* NULL: folder images only */
 	char *store;	       /* the layer store */
 	struct loop_timer *gc_timer;
+	struct workers *workers; /* set pods up off the loop */
+	/* cgroup folders are made by workers and removed on the loop: a
+	 * parent removed as empty between a worker's mkdirs fails its start */
+	pthread_mutex_t cg_lock;
+};
+
+/* One container to start: worked out on the loop (nspawn__start), started
+ * by a worker (nspawn__launch_run), recorded on the loop again. The worker
+ * reads only these copies and the runtime's fixed settings. */
+struct nspawn__launch {
+	struct rctr *c; /* the loop's: the worker never touches it */
+	char *dir, *cgroup, *lower, *logdir, *machine, *hostname;
+	char *resolv, *hosts, *hostline; /* its /etc files */
+	struct cgroup_limits lim;
+	struct container_plan plan;
+	int restarts; /* this run's number */
+	/* what the worker did */
+	pid_t shim; /* 0: it failed (error says why) */
+	int readyfd;
+	uint64_t oom_before;
+	char *error;
+};
+
+/* A pod's setup on a worker: its sandbox (when it has none) and the
+ * containers due to start. */
+struct nspawn__job {
+	struct rpod *p; /* the loop's, busy meanwhile */
+	struct nspawn *rt;
+	bool sandbox;			       /* make one */
+	char *dir, *key, *uid, *ip, *hostname; /* for the sandbox */
+	pid_t pause;			       /* the pod's (made, or the one it had) */
+	char *sandbox_error;
+	struct nspawn__launch **l;
+	size_t nl;
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -177,7 +217,8 @@ static unsigned long long nspawn__starttime(pid_t pid)
 		return 0;
 	unsigned long long v = 0;
 	int field = 2;
-	for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+	char *save;
+	for (char *tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		if (++field == 22) {
 			v = strtoull(tok, NULL, 10);
 			break;
@@ -252,6 +293,8 @@ static void nspawn__notify(struct nspawn *rt, const char *key)
 
 static void nspawn__pod_timer(struct loop *loop, struct loop_timer *t, void *data);
 static void nspawn__close_ready(struct rctr *c);
+static const struct ynode *nspawn__spec(const struct ynode *pod, const struct rctr *c);
+static void nspawn__stop_all(struct rpod *p, int signo);
 
 /* Wakes the pod's sync after ms (the earliest of the asked times wins). */
 static void nspawn__wake(struct rpod *p, uint64_t ms)
@@ -349,6 +392,7 @@ static void nspawn__pod_free(struct rpod *p)
 	free(p->logdir);
 	free(p->ip);
 	free(p->evict_message);
+	free(p->sandbox_error);
 	free(p);
 }
 
@@ -383,6 +427,13 @@ static void nspawn__ctrs_from_spec(struct rpod *p, const struct ynode *pod)
 }
 
 /* ---- containers ending --------------------------------------------------- */
+
+static void nspawn__cgroup_remove(struct nspawn *rt, const char *rel)
+{
+	pthread_mutex_lock(&rt->cg_lock);
+	cgroup_remove(rel);
+	pthread_mutex_unlock(&rt->cg_lock);
+}
 
 static void nspawn__unmount_root(struct rctr *c)
 {
@@ -447,7 +498,7 @@ static void nspawn__reap(struct rctr *c)
 			code = 137;
 	}
 	cgroup_kill(c->cgroup);
-	cgroup_remove(c->cgroup);
+	nspawn__cgroup_remove(rt, c->cgroup);
 	nspawn__unmount_root(c);
 	c->has_term = true;
 	c->exit_code = code;
@@ -524,19 +575,17 @@ static void nspawn__watch_pause(struct rpod *p)
 	}
 }
 
-static int nspawn__start_pause(struct rpod *p, const struct ynode *pod, const char *ip,
-			       struct error **err)
+/* Starts the pod's pause (on a worker: the job's copies only); its
+ * "ready" line is read by nspawn__sandbox_finish() from *readfd, so that
+ * the containers' roots are made meanwhile. */
+static int nspawn__sandbox_spawn(struct nspawn__job *j, pid_t *out, int *readfd, struct error **err)
 {
-	struct nspawn *rt = p->rt;
-	const char *host = ynode_path_str(pod, "spec.hostname");
-	if (!host)
-		host = p->name;
-	cleanup_free char *hostname = xstrndup(host, 63);
-	int r = util_mkdir_p(p->dir, 0700);
+	const struct nspawn *rt = j->rt;
+	int r = util_mkdir_p(j->dir, 0700);
 	if (r < 0)
-		return error_set(err, -r, "%s: %s", p->dir, strerror(-r));
-	cleanup_free char *keyf = xasprintf("%s/key", p->dir);
-	nspawn__write(keyf, p->key);
+		return error_set(err, -r, "%s: %s", j->dir, strerror(-r));
+	cleanup_free char *keyf = xasprintf("%s/key", j->dir);
+	nspawn__write(keyf, j->key);
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return error_set(err, errno, "pipe: %s", strerror(errno));
@@ -554,36 +603,42 @@ static int nspawn__start_pause(struct rpod *p, const struct ynode *pod, const ch
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		execl(rt->pause_bin, "corral-pause", hostname, (char *)NULL);
+		execl(rt->pause_bin, "corral-pause", j->hostname, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
-	struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+	*out = pid;
+	*readfd = fds[0];
+	return 0;
+}
+
+/* Waits (5 s at most) for the pause's "ready", then gives the pod its
+ * network and records both. */
+static int nspawn__sandbox_finish(struct nspawn__job *j, pid_t pid, int readfd, struct error **err)
+{
+	const struct nspawn *rt = j->rt;
+	struct pollfd pfd = {.fd = readfd, .events = POLLIN};
 	char buf[16] = {0};
 	ssize_t got = 0;
 	if (poll(&pfd, 1, 5000) == 1)
-		got = read(fds[0], buf, sizeof(buf) - 1);
-	close(fds[0]);
+		got = read(readfd, buf, sizeof(buf) - 1);
+	close(readfd);
 	if (got < 6 || strncmp(buf, "ready\n", 6) != 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return error_set(err, EIO, "%s did not start (see the agent's log)", rt->pause_bin);
 	}
-	p->pause = pid;
-	cleanup_free char *pausef = xasprintf("%s/pause", p->dir);
+	cleanup_free char *pausef = xasprintf("%s/pause", j->dir);
 	nspawn__write_pid(pausef, pid);
-	if (net_pod_up(rt->net, p->uid, pid, ip, err) < 0) {
+	if (net_pod_up(rt->net, j->uid, pid, j->ip, err) < 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		p->pause = 0;
 		unlink(pausef);
 		return -1;
 	}
-	nspawn__set(&p->ip, ip);
-	cleanup_free char *ipf = xasprintf("%s/ip", p->dir);
-	nspawn__write(ipf, ip);
-	nspawn__watch_pause(p);
-	log_info("pod %s: sandbox up, pause %d, %s", p->key, (int)pid, ip);
+	cleanup_free char *ipf = xasprintf("%s/ip", j->dir);
+	nspawn__write(ipf, j->ip);
+	j->pause = pid;
 	return 0;
 }
 
@@ -672,16 +727,15 @@ static char *nspawn__host_aliases(const struct ynode *list)
 	return out;
 }
 
-static int nspawn__etc(struct rpod *p, const struct ynode *pod, const char *root,
-		       struct error **err)
+/* The container's /etc/resolv.conf, /etc/hosts and /etc/hostname, as the
+ * kubelet makes them, into l (on the loop). */
+static void nspawn__etc_text(struct rpod *p, const struct ynode *pod, struct nspawn__launch *l)
 {
 	struct nspawn *rt = p->rt;
-	cleanup_free char *etc = xasprintf("%s/etc", root);
-	util_mkdir_p(etc, 0755);
 	const char *policy = ynode_path_str(pod, "spec.dnsPolicy");
 	if (!policy)
 		policy = "ClusterFirst";
-	cleanup_free char *resolv = NULL;
+	char *resolv = NULL;
 	const struct ynode *cfg = ynode_path(pod, "spec.dnsConfig");
 	if (strcmp(policy, "None") != 0 && strcmp(policy, "Default") != 0) {
 		resolv = xasprintf("nameserver %s\nsearch %s.svc.%s svc.%s %s\noptions ndots:5\n",
@@ -696,9 +750,9 @@ static int nspawn__etc(struct rpod *p, const struct ynode *pod, const char *root
 	static const char *const keys[] = {"nameservers", "searches"};
 	static const char *const words[] = {"nameserver", "search"};
 	for (size_t k = 0; cfg && k < 2; k++) {
-		const struct ynode *l = ynode_get(cfg, keys[k]);
-		for (size_t i = 0; l && l->type == YNODE_SEQ && i < l->n; i++) {
-			const char *v = ynode_str(ynode_item(l, i));
+		const struct ynode *list = ynode_get(cfg, keys[k]);
+		for (size_t i = 0; list && list->type == YNODE_SEQ && i < list->n; i++) {
+			const char *v = ynode_str(ynode_item(list, i));
 			char *next = xasprintf("%s%s %s\n", resolv, words[k], v ? v : "");
 			free(resolv);
 			resolv = next;
@@ -712,39 +766,46 @@ static int nspawn__etc(struct rpod *p, const struct ynode *pod, const char *root
 	    sub ? xasprintf("%s.%s.%s.svc.%s\t%s", host, sub, p->ns, rt->domain, host)
 		: xstrdup(host);
 	cleanup_free char *aliases = nspawn__host_aliases(ynode_path(pod, "spec.hostAliases"));
-	cleanup_free char *hosts =
-	    xasprintf("# Kubernetes-managed hosts file (corral-noded).\n"
-		      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-		      "%s\t%s\n%s",
-		      p->ip ? p->ip : "127.0.1.1", fqdn, aliases);
+	l->resolv = resolv;
+	l->hosts = xasprintf("# Kubernetes-managed hosts file (corral-noded).\n"
+			     "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+			     "%s\t%s\n%s",
+			     p->ip ? p->ip : "127.0.1.1", fqdn, aliases);
+	l->hostline = xasprintf("%s\n", host);
+}
+
+/* Writes them into the container's root (on a worker). */
+static int nspawn__etc_write(const struct nspawn__launch *l, const char *root, struct error **err)
+{
+	cleanup_free char *etc = xasprintf("%s/etc", root);
+	util_mkdir_p(etc, 0755);
 	cleanup_free char *rp = xasprintf("%s/resolv.conf", etc);
 	cleanup_free char *hp = xasprintf("%s/hosts", etc);
 	cleanup_free char *hn = xasprintf("%s/hostname", etc);
-	cleanup_free char *hostline = xasprintf("%s\n", host);
 	unlink(rp);
 	unlink(hp);
-	int r = nspawn__write(rp, resolv);
+	int r = nspawn__write(rp, l->resolv);
 	if (r == 0)
-		r = nspawn__write(hp, hosts);
+		r = nspawn__write(hp, l->hosts);
 	if (r == 0)
-		r = nspawn__write(hn, hostline);
+		r = nspawn__write(hn, l->hostline);
 	if (r < 0)
 		return error_set(err, -r, "writing /etc of the container: %s", strerror(-r));
 	return 0;
 }
 
-static int nspawn__overlay(struct rctr *c, const char *lower, struct error **err)
+static int nspawn__overlay(const char *dir, const char *lower, struct error **err)
 {
-	cleanup_free char *root = xasprintf("%s/root", c->dir);
-	cleanup_free char *upper = xasprintf("%s/upper", c->dir);
-	cleanup_free char *work = xasprintf("%s/work", c->dir);
+	cleanup_free char *root = xasprintf("%s/root", dir);
+	cleanup_free char *upper = xasprintf("%s/upper", dir);
+	cleanup_free char *work = xasprintf("%s/work", dir);
 	umount2(root, MNT_DETACH);
 	nspawn__rm_rf(upper);
 	nspawn__rm_rf(work);
 	int r;
 	if ((r = util_mkdir_p(root, 0755)) < 0 || (r = util_mkdir_p(upper, 0755)) < 0 ||
 	    (r = util_mkdir_p(work, 0755)) < 0)
-		return error_set(err, -r, "%s: %s", c->dir, strerror(-r));
+		return error_set(err, -r, "%s: %s", dir, strerror(-r));
 	cleanup_free char *opts =
 	    xasprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
 	if (mount("overlay", root, "overlay", 0, opts) < 0)
@@ -998,10 +1059,53 @@ static int nspawn__image_user(const struct image *img, struct container_plan *pl
 	return 0;
 }
 
-/* Starts c (the spec item cs of pod). Returns 0 when it runs, -1 when it
- * waits (wait_reason set), -2 when it failed at start: a run that ended at
- * once (has_term set, StartError). */
-static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct ynode *cs)
+static struct nspawn__job *nspawn__job_for(struct rpod *p, struct nspawn__job **job)
+{
+	if (!*job) {
+		*job = xcalloc(1, sizeof(**job));
+		(*job)->p = p;
+		(*job)->rt = p->rt;
+		(*job)->pause = p->pause;
+	}
+	return *job;
+}
+
+static void nspawn__launch_free(struct nspawn__launch *l)
+{
+	free(l->dir);
+	free(l->cgroup);
+	free(l->lower);
+	free(l->logdir);
+	free(l->machine);
+	free(l->hostname);
+	free(l->resolv);
+	free(l->hosts);
+	free(l->hostline);
+	free(l->error);
+	container_plan_clear(&l->plan);
+	free(l);
+}
+
+static void nspawn__job_free(struct nspawn__job *j)
+{
+	for (size_t i = 0; i < j->nl; i++)
+		nspawn__launch_free(j->l[i]);
+	free(j->l);
+	free(j->dir);
+	free(j->key);
+	free(j->uid);
+	free(j->ip);
+	free(j->hostname);
+	free(j->sandbox_error);
+	free(j);
+}
+
+/* Works out how c (the spec item cs of pod) starts, for a worker to start
+ * it (added to *job). Returns 0 when it is on its way, -1 when it waits
+ * (wait_reason set), -2 when it failed at start: a run that ended at once
+ * (has_term set, StartError). */
+static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct ynode *cs,
+			 struct nspawn__job **job)
 {
 	struct rpod *p = c->pod;
 	struct nspawn *rt = p->rt;
@@ -1056,37 +1160,65 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 		image_clear(&img);
 		return -1;
 	}
-	struct cgroup_limits lim;
-	nspawn__limits(cs, &lim);
-	cleanup_free char *root = xasprintf("%s/root", c->dir);
-	if (cgroup_create(c->cgroup, &lim, &err) < 0 || nspawn__overlay(c, img.lower, &err) < 0 ||
-	    nspawn__etc(p, pod, root, &err) < 0) {
-		nspawn__wait(c, "CreateContainerError", err->msg);
-		error_free(err);
-		container_plan_clear(&plan);
-		image_clear(&img);
-		return -1;
-	}
-	c->oom_before = cgroup_oom_kills(c->cgroup);
-	int restarts = c->ever ? c->restarts + 1 : 0;
-	cleanup_free char *cdir = xasprintf("%s/%s", p->logdir, c->name);
-	util_mkdir_p(cdir, 0755);
-	cleanup_free char *logf = xasprintf("%s/%d.log", cdir, restarts);
+	struct nspawn__launch *l = xcalloc(1, sizeof(*l));
+	l->c = c;
+	l->dir = xstrdup(c->dir);
+	l->cgroup = xstrdup(c->cgroup);
+	l->lower = xstrdup(img.lower);
+	l->logdir = xasprintf("%s/%s", p->logdir, c->name);
+	l->restarts = c->ever ? c->restarts + 1 : 0;
 	char hash[9];
 	net_hash(p->uid, hash);
+	l->machine = xasprintf("p%s-%s%zu-%d", hash, c->init ? "i" : "c", c->index, l->restarts);
+	const char *host = ynode_path_str(pod, "spec.hostname");
+	l->hostname = xstrndup(host ? host : p->name, 63);
+	l->plan = plan;
+	l->readyfd = -1;
+	nspawn__limits(cs, &l->lim);
+	nspawn__etc_text(p, pod, l);
+	image_clear(&img);
+	struct nspawn__job *j = nspawn__job_for(p, job);
+	j->l = xrealloc(j->l, (j->nl + 1) * sizeof(*j->l));
+	j->l[j->nl++] = l;
+	nspawn__wait(c, NULL, NULL); /* ContainerCreating meanwhile */
+	return 0;
+}
 
+/* Makes one container's cgroup, root and /etc (on a worker); l->error
+ * says why not. */
+static void nspawn__launch_prepare(struct nspawn *rt, struct nspawn__launch *l)
+{
+	struct error *err = NULL;
+	cleanup_free char *root = xasprintf("%s/root", l->dir);
+	pthread_mutex_lock(&rt->cg_lock);
+	int r = cgroup_create(l->cgroup, &l->lim, &err);
+	pthread_mutex_unlock(&rt->cg_lock);
+	if (r < 0 || nspawn__overlay(l->dir, l->lower, &err) < 0 ||
+	    nspawn__etc_write(l, root, &err) < 0) {
+		l->error = xstrdup(err->msg);
+		error_free(err);
+		return;
+	}
+	l->oom_before = cgroup_oom_kills(l->cgroup);
+	util_mkdir_p(l->logdir, 0755);
+}
+
+/* Then starts its shim running systemd-nspawn in the pod's network. */
+static void nspawn__launch_run(struct nspawn *rt, struct nspawn__launch *l, pid_t pause)
+{
+	cleanup_free char *root = xasprintf("%s/root", l->dir);
+	cleanup_free char *logf = xasprintf("%s/%d.log", l->logdir, l->restarts);
 	int ready[2] = {-1, -1};
 	if (pipe2(ready, O_CLOEXEC) < 0) {
-		nspawn__wait(c, "CreateContainerError", strerror(errno));
-		container_plan_clear(&plan);
-		image_clear(&img);
-		return -1;
+		l->error = xstrdup(strerror(errno));
+		return;
 	}
+	const struct container_plan *plan = &l->plan;
 	struct strv argv = {0};
 	strv_add(&argv, rt->shim_bin);
 	strv_add(&argv, "--ready-fd");
 	strv_addf(&argv, "%d", ready[1]);
-	strv_add(&argv, c->dir);
+	strv_add(&argv, l->dir);
 	strv_add(&argv, logf);
 	strv_add(&argv, "--");
 	strv_add(&argv, "systemd-nspawn");
@@ -1098,50 +1230,47 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 	strv_add(&argv, "--timezone=off");
 	strv_add(&argv, "--link-journal=no");
 	strv_add(&argv, "--kill-signal=SIGTERM");
-	strv_addf(&argv, "--machine=p%s-%s%zu-%d", hash, c->init ? "i" : "c", c->index, restarts);
-	const char *host = ynode_path_str(pod, "spec.hostname");
-	strv_addf(&argv, "--hostname=%.63s", host ? host : p->name);
+	strv_addf(&argv, "--machine=%s", l->machine);
+	strv_addf(&argv, "--hostname=%s", l->hostname);
 	strv_addf(&argv, "--directory=%s", root);
-	strv_addf(&argv, "--network-namespace-path=/proc/%d/ns/net", (int)p->pause);
-	if (plan.working_dir)
-		strv_addf(&argv, "--chdir=%s", plan.working_dir);
+	strv_addf(&argv, "--network-namespace-path=/proc/%d/ns/net", (int)pause);
+	if (plan->working_dir)
+		strv_addf(&argv, "--chdir=%s", plan->working_dir);
 	struct strv odd_env = {0};
-	for (size_t i = 0; i < plan.env.n; i++) {
-		if (nspawn__env_name_ok(plan.env.v[i]))
-			strv_addf(&argv, "--setenv=%s", plan.env.v[i]);
+	for (size_t i = 0; i < plan->env.n; i++) {
+		if (nspawn__env_name_ok(plan->env.v[i]))
+			strv_addf(&argv, "--setenv=%s", plan->env.v[i]);
 		else
-			strv_add(&odd_env, plan.env.v[i]);
+			strv_add(&odd_env, plan->env.v[i]);
 	}
-	for (size_t i = 0; i < plan.binds.n; i++)
-		strv_addf(&argv, "--bind=%s", plan.binds.v[i]);
-	for (size_t i = 0; i < plan.binds_ro.n; i++)
-		strv_addf(&argv, "--bind-ro=%s", plan.binds_ro.v[i]);
+	for (size_t i = 0; i < plan->binds.n; i++)
+		strv_addf(&argv, "--bind=%s", plan->binds.v[i]);
+	for (size_t i = 0; i < plan->binds_ro.n; i++)
+		strv_addf(&argv, "--bind-ro=%s", plan->binds_ro.v[i]);
 	struct strv runas = {0};
-	nspawn__security_args(rt, &plan, root, &odd_env, &argv, &runas);
+	nspawn__security_args(rt, plan, root, &odd_env, &argv, &runas);
 	strv_clear(&odd_env);
 	strv_add(&argv, "--");
 	for (size_t i = 0; i < runas.n; i++)
 		strv_add(&argv, runas.v[i]);
 	strv_clear(&runas);
-	for (size_t i = 0; i < plan.argv.n; i++)
-		strv_add(&argv, plan.argv.v[i]);
-	container_plan_clear(&plan);
-	image_clear(&img);
+	for (size_t i = 0; i < plan->argv.n; i++)
+		strv_add(&argv, plan->argv.v[i]);
 
-	cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
-	cleanup_free char *startedf = xasprintf("%s/started", c->dir);
+	cleanup_free char *exitf = xasprintf("%s/exit", l->dir);
+	cleanup_free char *startedf = xasprintf("%s/started", l->dir);
 	unlink(exitf);
 	unlink(startedf);
 	pid_t pid = fork();
 	if (pid < 0) {
-		nspawn__wait(c, "CreateContainerError", strerror(errno));
+		l->error = xstrdup(strerror(errno));
 		strv_clear(&argv);
 		close(ready[0]);
 		close(ready[1]);
-		return -1;
+		return;
 	}
 	if (pid == 0) {
-		cgroup_enter(c->cgroup);
+		cgroup_enter(l->cgroup);
 		setsid();
 		int null = open("/dev/null", O_RDWR);
 		fcntl(ready[1], F_SETFD, 0); /* the shim's, across exec */
@@ -1155,9 +1284,53 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 	}
 	strv_clear(&argv);
 	close(ready[1]);
-	c->shim = pid;
+	l->shim = pid;
+	l->readyfd = ready[0];
+	/* at once: an agent restarted from here on adopts it */
+	cleanup_free char *shimf = xasprintf("%s/shim", l->dir);
+	nspawn__write_pid(shimf, pid);
+}
+
+/* The job, on a worker: the pause starts while the containers' roots are
+ * made, then the pod's network, then the containers. */
+static void nspawn__job_run(void *data)
+{
+	struct nspawn__job *j = data;
+	struct error *err = NULL;
+	pid_t pause = 0;
+	int readfd = -1;
+	if (j->sandbox && nspawn__sandbox_spawn(j, &pause, &readfd, &err) < 0) {
+		j->sandbox_error = xstrdup(err->msg);
+		error_free(err);
+		err = NULL;
+	}
+	for (size_t i = 0; i < j->nl; i++)
+		nspawn__launch_prepare(j->rt, j->l[i]);
+	if (pause && nspawn__sandbox_finish(j, pause, readfd, &err) < 0) {
+		j->sandbox_error = xstrdup(err->msg);
+		error_free(err);
+	}
+	for (size_t i = 0; i < j->nl; i++) {
+		if (j->l[i]->error)
+			continue;
+		if (j->pause)
+			nspawn__launch_run(j->rt, j->l[i], j->pause);
+		else
+			j->l[i]->error =
+			    xstrdup(j->sandbox_error ? j->sandbox_error : "the pod has no sandbox");
+	}
+}
+
+/* Records a container the worker started (on the loop). */
+static void nspawn__launched(struct rctr *c, struct nspawn__launch *l)
+{
+	struct rpod *p = c->pod;
+	struct nspawn *rt = p->rt;
+	c->shim = l->shim;
 	c->started = false;
-	c->readyfd = ready[0];
+	c->readyfd = l->readyfd;
+	l->readyfd = -1;
+	c->oom_before = l->oom_before;
 	struct error *lerr = NULL;
 	if (loop_add_fd(rt->loop, c->readyfd, LOOP_READ, nspawn__on_ready, c, &lerr) < 0) {
 		log_warn("pod %s: container %s: %s", p->key, c->name, lerr->msg);
@@ -1166,22 +1339,56 @@ static int nspawn__start(struct rctr *c, const struct ynode *pod, const struct y
 		c->readyfd = -1;
 		c->started = true;
 	}
-	if (c->ever) {
+	if (c->ever)
 		c->restarts++;
-	}
 	c->ever = true;
 	c->done = false;
 	c->started_at = time(NULL);
-	nspawn__set(&c->wait_reason, NULL);
-	nspawn__set(&c->wait_message, NULL);
-	cleanup_free char *shimf = xasprintf("%s/shim", c->dir);
-	nspawn__write_pid(shimf, pid);
+	nspawn__wait(c, NULL, NULL);
 	nspawn__save_count(c);
 	nspawn__watch_shim(c);
-	probes_start(c->probes, cs, p->ip, c->dir);
-	log_info("pod %s: container %s started (shim %d, restart %d)", p->key, c->name, (int)pid,
-		 c->restarts);
-	return 0;
+	probes_start(c->probes, nspawn__spec(p->spec_pod, c), p->ip, c->dir);
+	log_info("pod %s: container %s started (shim %d, restart %d)", p->key, c->name,
+		 (int)c->shim, c->restarts);
+}
+
+static void nspawn__stop_pod(struct rpod *p);
+
+/* A job is over (on the loop): what it made becomes the pod's. */
+static void nspawn__job_done(void *data)
+{
+	struct nspawn__job *j = data;
+	struct rpod *p = j->p;
+	struct nspawn *rt = j->rt;
+	p->busy = false;
+	if (j->sandbox && j->pause) {
+		p->pause = j->pause;
+		nspawn__set(&p->sandbox_error, NULL);
+		nspawn__watch_pause(p);
+		log_info("pod %s: sandbox up, pause %d, %s", p->key, (int)p->pause, j->ip);
+	} else if (j->sandbox) {
+		log_warn("pod %s: %s", p->key, j->sandbox_error);
+		nspawn__set(&p->sandbox_error, j->sandbox_error);
+		p->sandbox_retry_ms = loop_now_ms() + NSPAWN_RETRY_MS;
+		nspawn__wake(p, NSPAWN_RETRY_MS);
+	}
+	for (size_t i = 0; i < j->nl; i++) {
+		struct nspawn__launch *l = j->l[i];
+		if (l->shim > 0) {
+			nspawn__launched(l->c, l);
+		} else if (j->pause) {
+			nspawn__wait(l->c, "CreateContainerError", l->error);
+			nspawn__wake(p, NSPAWN_RETRY_MS);
+		} /* else the sandbox failed: the pod says why, and tries again */
+	}
+	nspawn__job_free(j);
+	if (p->dying) {
+		nspawn__stop_pod(p); /* may free p */
+		return;
+	}
+	if (p->evicted)
+		nspawn__stop_all(p, SIGKILL);
+	nspawn__notify(rt, p->key);
 }
 
 /* ---- syncing a pod ------------------------------------------------------- */
@@ -1211,7 +1418,8 @@ static const struct ynode *nspawn__spec(const struct ynode *pod, const struct rc
 
 /* Brings one container along; true when it is "through" (an init
  * container that succeeded, or any container that runs or is done). */
-static bool nspawn__step(struct rctr *c, const struct ynode *pod, const char *policy)
+static bool nspawn__step(struct rctr *c, const struct ynode *pod, const char *policy,
+			 struct nspawn__job **job)
 {
 	struct rpod *p = c->pod;
 	if (c->shim)
@@ -1240,7 +1448,7 @@ static bool nspawn__step(struct rctr *c, const struct ynode *pod, const char *po
 	if (!cs)
 		return true;
 	bool was_ever = c->ever;
-	int r = nspawn__start(c, pod, cs);
+	int r = nspawn__start(c, pod, cs, job);
 	if (r == 0) {
 		c->not_before_ms = 0;
 		return !c->init;
@@ -1339,7 +1547,6 @@ static void nspawn__all_wait(struct pod_report *out, const char *reason, const c
 	}
 }
 
-static void nspawn__stop_all(struct rpod *p, int signo);
 static void nspawn__place(struct rpod *p, const struct ynode *pod);
 
 static void nspawn__probe_changed(void *data)
@@ -1357,6 +1564,17 @@ static void nspawn__probe_unhealthy(void *data, const char *why)
 		 c->pod->key, c->name, why);
 	if (c->shim)
 		kill(c->shim, SIGTERM);
+}
+
+/* Hands the pod's job (if it has one) to a worker: the pod is busy until
+ * it is over. */
+static void nspawn__submit(struct rpod *p, struct nspawn__job *job, struct pod_report *out)
+{
+	if (!job)
+		return;
+	p->busy = true;
+	out->settling = true;
+	workers_submit(p->rt->workers, nspawn__job_run, nspawn__job_done, job);
 }
 
 static int nspawn__sync_pod(struct runtime *base, const char *key, const struct ynode *pod,
@@ -1389,9 +1607,11 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 		if (!p->c[i]->probes)
 			p->c[i]->probes = probes_new(rt->loop, &h);
 	}
-	if (p->dying || p->evicted) {
+	if (p->busy || p->dying || p->evicted) {
+		/* a worker sets it up: its end brings the pod back here */
 		nspawn__report(p, out);
 		out->sandbox_ready = p->pause != 0;
+		out->settling = p->busy;
 		return 0;
 	}
 	bool host_network = false;
@@ -1402,7 +1622,9 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 				 "has a network namespace of its own");
 		return 0;
 	}
-	/* the sandbox: a pause whose network is up */
+	/* the sandbox: a pause whose network is up, made by the job below
+	 * along with the containers due to start */
+	struct nspawn__job *job = NULL;
 	if (!p->pause) {
 		bool any = false;
 		for (size_t i = 0; i < p->nc; i++)
@@ -1418,22 +1640,29 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 					 "waiting for an address from the node's podCIDR");
 			return 0;
 		}
-		struct error *e = NULL;
-		if (nspawn__start_pause(p, pod, pod_ip, &e) < 0) {
-			log_warn("pod %s: %s", key, e->msg);
-			nspawn__all_wait(out, "ContainerCreating", e->msg);
-			error_free(e);
-			nspawn__wake(p, NSPAWN_RETRY_MS);
+		if (p->sandbox_error && loop_now_ms() < p->sandbox_retry_ms) {
+			nspawn__all_wait(out, "ContainerCreating", p->sandbox_error);
+			nspawn__wake(p, p->sandbox_retry_ms - loop_now_ms());
 			return 0;
 		}
+		struct nspawn__job *j = nspawn__job_for(p, &job);
+		j->sandbox = true;
+		j->dir = xstrdup(p->dir);
+		j->key = xstrdup(p->key);
+		j->uid = xstrdup(p->uid);
+		j->ip = xstrdup(pod_ip);
+		const char *host = ynode_path_str(pod, "spec.hostname");
+		j->hostname = xstrndup(host ? host : p->name, 63);
+		nspawn__set(&p->ip, pod_ip); /* its containers' env and /etc/hosts */
 	}
-	out->sandbox_ready = true;
+	out->sandbox_ready = p->pause != 0;
 	/* volumes, again on every sync: configMaps and secrets change */
 	struct volumes *vols = NULL;
 	struct nspawn__lookup lk = {rt, p->ns, p};
 	struct error *e = NULL;
 	struct volumes_tokens tokens = {.signer = rt->token_signer, .issuer = rt->token_issuer};
 	if (volumes_prepare(pod, p->dir, nspawn__lookup, &lk, &tokens, &vols, &e) < 0) {
+		nspawn__submit(p, job, out);
 		nspawn__report(p, out);
 		nspawn__all_wait(out, "FailedMount", e->msg);
 		error_free(e);
@@ -1454,15 +1683,16 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 	for (size_t i = 0; i < p->nc && through; i++) {
 		if (!p->c[i]->init)
 			continue;
-		through =
-		    nspawn__step(p->c[i], pod, policy) && p->c[i]->done && p->c[i]->exit_code == 0;
+		through = nspawn__step(p->c[i], pod, policy, &job) && p->c[i]->done &&
+			  p->c[i]->exit_code == 0;
 	}
 	if (through) {
 		for (size_t i = 0; i < p->nc; i++) {
 			if (!p->c[i]->init)
-				nspawn__step(p->c[i], pod, policy);
+				nspawn__step(p->c[i], pod, policy, &job);
 		}
 	}
+	nspawn__submit(p, job, out);
 	nspawn__report(p, out);
 	return 0;
 }
@@ -1503,7 +1733,7 @@ static void nspawn__teardown(struct rpod *p)
 			waitpid(c->shim, NULL, 0);
 		}
 		nspawn__unmount_root(c);
-		cgroup_remove(c->cgroup);
+		nspawn__cgroup_remove(rt, c->cgroup);
 	}
 	if (p->pause) {
 		kill(p->pause, SIGKILL);
@@ -1515,7 +1745,7 @@ static void nspawn__teardown(struct rpod *p)
 	nspawn__rm_rf(p->dir);
 	nspawn__rm_rf(p->logdir);
 	cleanup_free char *cg = xasprintf("%s/%s/x", rt->cg_node, p->uid);
-	cgroup_remove(cg);
+	nspawn__cgroup_remove(rt, cg);
 	log_info("pod %s: removed from the host", p->key);
 	if (rt->base.gone)
 		rt->base.gone(rt->base.notify_data, p->uid);
@@ -1554,6 +1784,17 @@ static void nspawn__kill_pod(struct runtime *base, const char *key, const char *
 	if (p->dying)
 		return;
 	p->dying = true;
+	if (p->busy) {
+		log_info("pod %s: stopping once its setup is over", p->key);
+		return; /* nspawn__job_done() goes on */
+	}
+	nspawn__stop_pod(p);
+}
+
+/* Stops a dying pod: SIGTERM, and what is left is killed at the end of
+ * its grace period; removed at once when nothing runs. */
+static void nspawn__stop_pod(struct rpod *p)
+{
 	nspawn__stop_all(p, SIGTERM);
 	if (nspawn__all_stopped(p)) {
 		nspawn__teardown(p);
@@ -1733,7 +1974,7 @@ static void nspawn__on_evict_timer(struct loop *loop, struct loop_timer *t, void
 	int64_t vover = 0;
 	for (size_t i = 0; i < rt->npods; i++) {
 		struct rpod *p = rt->pods[i];
-		if (p->dying || p->evicted || !p->spec_pod || nspawn__all_stopped(p))
+		if (p->busy || p->dying || p->evicted || !p->spec_pod || nspawn__all_stopped(p))
 			continue;
 		int cls;
 		int64_t over;
@@ -1774,8 +2015,11 @@ static bool nspawn__ready(struct runtime *base, const char **reason, const char 
 static void nspawn__free(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;
-	/* Pods keep running when the agent stops (a restarted agent adopts
-	 * them): only the agent's own memory goes. */
+	/* what the workers are starting is recorded first (the state files
+	 * are written already); then, as pods keep running when the agent
+	 * stops (a restarted agent adopts them), only the agent's own memory
+	 * goes */
+	workers_free(rt->workers);
 	while (rt->npods)
 		nspawn__pod_free(rt->pods[rt->npods - 1]);
 	loop_timer_free(rt->adopt_timer);
@@ -1797,6 +2041,7 @@ static void nspawn__free(struct runtime *base)
 	free(rt->token_issuer);
 	free(rt->host_ip);
 	free(rt->cg_node);
+	pthread_mutex_destroy(&rt->cg_lock);
 	free(rt);
 }
 
@@ -1873,7 +2118,13 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	cleanup_free char *shim = nspawn__find_bin(o->bin_dir, "corral-shim", err);
 	if (!shim)
 		return NULL;
+	struct workers *workers =
+	    workers_new(o->loop, o->workers ? o->workers : NSPAWN_WORKERS, err);
+	if (!workers)
+		return NULL;
 	struct nspawn *rt = xcalloc(1, sizeof(*rt));
+	rt->workers = workers;
+	pthread_mutex_init(&rt->cg_lock, NULL);
 	rt->base.ops = &nspawn_ops;
 	rt->base.name = "nspawn";
 	rt->base.version = "systemd-nspawn://252";
@@ -1929,6 +2180,7 @@ int runtime_nspawn_attach(struct runtime *base, struct net *net, const char *hos
 void runtime_nspawn_stop_all(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;
+	workers_drain(rt->workers); /* nothing half set up is left behind */
 	for (size_t i = rt->npods; i-- > 0;) {
 		struct rpod *p = rt->pods[i];
 		p->dying = true;

@@ -384,7 +384,10 @@ static int pods__sync(void *data, const char *key, struct error **err)
 
 	cleanup_ynode struct ynode *status =
 	    podstatus_build(pod, &report, p->host_ip, pod_ip, time(NULL));
-	if (is_static) {
+	if (report.settling) {
+		/* written once the runtime is through: the pod's news comes then */
+		r = 0;
+	} else if (is_static) {
 		r = pods__mirror_show(p, key, pod, shown, status, err);
 	} else if (!ynode_equal(status, ynode_get(pod, "status"))) {
 		cleanup_free char *path = pods__path(p, key);

@@ -47,6 +47,9 @@ struct pod_container_report {
 
 struct pod_report {
 	bool sandbox_ready; /* the pod has its network: report its IP */
+	/* The runtime is setting the pod up off the loop and will say when
+	 * that is over: the status need not be written before then. */
+	bool settling;
 	/* The pod is over (evicted): phase Failed with this reason and
 	 * message, whatever its containers say. */
 	char *pod_reason;

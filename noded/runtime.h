@@ -11,7 +11,9 @@
  * pods.c calls sync_pod() whenever a pod of the node changes (and on
  * resync); the runtime brings the pod to its spec as far as it can without
  * blocking and reports each container. kill_pod() removes everything of a
- * pod that is gone. Both run on the loop's thread. */
+ * pod that is gone. Both run on the loop's thread; the real runtime hands
+ * what blocks (a pod's sandbox, its containers' starts) to a pool of
+ * worker threads (workers.h) and says when that is over with notify(). */
 #ifndef CORRAL_NODED_RUNTIME_H
 #define CORRAL_NODED_RUNTIME_H
 
@@ -85,6 +87,7 @@ struct nspawn_opts {
 	const struct token_signer *token_signer;
 	const char *token_issuer;
 	struct pull_opts *pull; /* registries, the image store (pull.h) */
+	unsigned workers;	/* pods set up at once, off the loop; 0: 4 */
 };
 
 struct runtime *runtime_hollow_new(void);

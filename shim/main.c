@@ -9,22 +9,35 @@
  * "CODE SIGNAL FINISHED\n" to DIR/exit (exit code or 0, terminating signal
  * or 0, end time in seconds since the epoch), by rename, then exits.
  *
- * COMMAND is a systemd-nspawn: once its child (the container's first
- * process) has executed something other than systemd-nspawn, the container
- * has started; the shim then writes DIR/started and a byte to fd N.
+ * COMMAND is a systemd-nspawn: it tells the shim when the container's first
+ * process starts by sending READY=1 to the NOTIFY_SOCKET the shim gives it
+ * (an autobound abstract socket; only a message whose sender is that
+ * nspawn counts, by its SCM_CREDENTIALS). The shim then writes DIR/started
+ * and a byte to fd N. An nspawn that never says so is watched the old way:
+ * every POLL_MS the shim looks for a child of it that runs another program.
+ * Either wait ends with the child, and after 30 s at most.
  *
  * corral-noded starts one per container. Because the exit is written to a
  * file by a process that outlives corral-noded, a restarted agent still
  * learns how a container it did not see end ended. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#define START_WAIT_MS 30000 /* how long the container may take to start */
+#define POLL_MS	      50    /* the /proc look's period, for an nspawn that never notifies */
 
 static volatile sig_atomic_t child;
 
@@ -83,25 +96,120 @@ static int payload_started(pid_t pid)
 	return 0;
 }
 
-/* Waits (up to 30 s) for the container's first process, then says so.
- * Returns with the child's status when it ended meanwhile. */
-static int wait_started(const char *dir, pid_t pid, int ready_fd, int *status)
+static uint64_t now_ms(void)
 {
-	for (int i = 0; i < 15000; i++) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The socket nspawn is told of in NOTIFY_SOCKET: abstract, its name picked
+ * by the kernel (autobind), credentials passed. -1 when it cannot be made
+ * (the /proc look alone then). */
+static int notify_open(char *name, size_t size)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	socklen_t len = sizeof(sa_family_t);
+	int one = 1;
+	if (bind(fd, (struct sockaddr *)&sa, len) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0) {
+		close(fd);
+		return -1;
+	}
+	len = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ||
+	    len <= offsetof(struct sockaddr_un, sun_path) + 1 ||
+	    len - offsetof(struct sockaddr_un, sun_path) >= size) {
+		close(fd);
+		return -1;
+	}
+	size_t n = len - offsetof(struct sockaddr_un, sun_path);
+	name[0] = '@';
+	memcpy(name + 1, sa.sun_path + 1, n - 1);
+	name[n] = '\0';
+	return fd;
+}
+
+/* Reads what is queued on the notify socket: whether pid (and no one
+ * else) said READY=1. */
+static int notify_ready(int fd, pid_t pid)
+{
+	int ready = 0;
+	for (;;) {
+		char buf[4096];
+		union {
+			struct cmsghdr align;
+			char space[CMSG_SPACE(sizeof(struct ucred))];
+		} ctl;
+		struct iovec iov = {buf, sizeof(buf) - 1};
+		struct msghdr msg = {.msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = ctl.space,
+				     .msg_controllen = sizeof(ctl.space)};
+		ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0)
+			return ready;
+		buf[n] = '\0';
+		const struct ucred *cred = NULL;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS)
+				cred = (const struct ucred *)CMSG_DATA(c);
+		if (!cred || cred->pid != pid)
+			continue;
+		/* newline-separated assignments */
+		for (char *save, *l = strtok_r(buf, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save))
+			if (strcmp(l, "READY=1") == 0)
+				ready = 1;
+	}
+}
+
+/* Waits (up to START_WAIT_MS) for the container's first process, then says
+ * so. Returns 1 with the child's status when it ended meanwhile. */
+static int wait_started(const char *dir, pid_t pid, int ready_fd, int notify_fd, int *status)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	uint64_t deadline = now_ms() + START_WAIT_MS;
+	int ended = 0, started = 0;
+	for (;;) {
 		pid_t w = waitpid(pid, status, WNOHANG);
-		if (w == pid)
-			return 1;
-		if (payload_started(pid)) {
-			write_file(dir, "started", "1\n");
-			if (ready_fd >= 0 && write(ready_fd, "1", 1) < 0)
-				perror("corral-shim: ready fd");
+		if (w == pid) {
+			ended = 1;
 			break;
 		}
-		usleep(2000);
+		if (notify_fd >= 0 && notify_ready(notify_fd, pid)) {
+			started = 1;
+			break;
+		}
+		if (payload_started(pid)) {
+			started = 1;
+			break;
+		}
+		uint64_t now = now_ms();
+		if (now >= deadline)
+			break;
+		/* the child's end, a message, or the next look */
+		struct pollfd fds[2] = {{.fd = pidfd, .events = POLLIN},
+					{.fd = notify_fd, .events = POLLIN}};
+		int wait = (int)(deadline - now < POLL_MS ? deadline - now : POLL_MS);
+		if (pidfd < 0 && wait > 2)
+			wait = 2; /* no pidfd: the child's end is looked for too */
+		if (poll(fds, 2, wait) < 0 && errno != EINTR)
+			break;
 	}
+	if (started) {
+		write_file(dir, "started", "1\n");
+		if (ready_fd >= 0 && write(ready_fd, "1", 1) < 0)
+			perror("corral-shim: ready fd");
+	}
+	if (pidfd >= 0)
+		close(pidfd);
 	if (ready_fd >= 0)
 		close(ready_fd);
-	return 0;
+	return ended;
 }
 
 int main(int argc, char **argv)
@@ -133,6 +241,8 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	char notify_name[128];
+	int notify_fd = notify_open(notify_name, sizeof(notify_name));
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "corral-shim: fork: %s\n", strerror(errno));
@@ -147,6 +257,11 @@ int main(int argc, char **argv)
 		if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
 		    dup2(out, STDERR_FILENO) < 0)
 			_exit(127);
+		/* ours, never one the agent was given (systemd's) */
+		if (notify_fd >= 0)
+			setenv("NOTIFY_SOCKET", notify_name, 1);
+		else
+			unsetenv("NOTIFY_SOCKET");
 		execvp(argv[4], argv + 4);
 		dprintf(out, "corral-shim: %s: %s\n", argv[4], strerror(errno));
 		_exit(127);
@@ -160,7 +275,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "corral-shim: %s/pid: %s\n", dir, strerror(errno));
 
 	int status;
-	int ended = wait_started(dir, pid, ready_fd, &status);
+	int ended = wait_started(dir, pid, ready_fd, notify_fd, &status);
+	if (notify_fd >= 0)
+		close(notify_fd);
 	while (!ended && waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "corral-shim: waitpid: %s\n", strerror(errno));
