@@ -339,12 +339,18 @@ void image_go_duration(uint64_t ms, char out[32])
 	} else {
 		snprintf(sec, sizeof(sec), "%llu", s);
 	}
+	/* Fits (h < 2^64 / 3.6e6 has at most 13 digits, m and s 2, the
+	 * fraction 3): the length is looked at only so that compilers that
+	 * cannot bound the values (-O1, make asan) do not warn. */
+	int len;
 	if (h)
-		snprintf(out, 32, "%lluh%llum%ss", h, m, sec);
+		len = snprintf(out, 32, "%lluh%llum%ss", h, m, sec);
 	else if (m)
-		snprintf(out, 32, "%llum%ss", m, sec);
+		len = snprintf(out, 32, "%llum%ss", m, sec);
 	else
-		snprintf(out, 32, "%ss", sec);
+		len = snprintf(out, 32, "%ss", sec);
+	if (len >= 32)
+		out[31] = '\0';
 }
 
 int image_get(const struct image_wanted *w, struct image_pull_state *st, struct image *img,
