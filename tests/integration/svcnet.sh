@@ -129,8 +129,10 @@ Y
 check "a pod reaches itself through its own service (hairpin)" wait_for 30 sh -c "cat '$T'/logs/dev_selfie_*/c/*.log 2>/dev/null | grep -q its-me"
 check "kube-dns is a service with endpoints at the nodes' gateways" wait_for 10 sh -c "grep -q 'clusterIP: 10.96.0.10' '$M/namespaces/kube-system/services/kube-dns.yaml' && grep -q 'port: 10253' '$M/namespaces/kube-system/endpoints/kube-dns.yaml'"
 check "dig on the host: web.dev.svc.cluster.local is the ClusterIP" sh -c "[ \"\$(dig @127.0.0.1 -p 10253 +short web.dev.svc.cluster.local)\" = '$CIP' ]"
-client c4 "$NB" "nslookup web.dev.svc.cluster.local; wget -qO- http://web/ && echo by-short-name; wget -qO- http://web.dev/ && echo by-ns-name; echo done"
-check "a pod resolves the service's full name through kube-dns" wait_for 30 sh -c "cat '$T'/logs/dev_c4_*/c/*.log 2>/dev/null | grep -q 'Address.*$CIP'"
+# The pod may start before node B's proxy has kube-dns's rules (pods start
+# in a few tens of ms): it asks until kube-dns answers, 30 times at most.
+client c4 "$NB" "i=0; until nslookup web.dev.svc.cluster.local; do i=\$((i + 1)); [ \$i -ge 30 ] && break; sleep 1; done; wget -qO- http://web/ && echo by-short-name; wget -qO- http://web.dev/ && echo by-ns-name; echo done"
+check "a pod resolves the service's full name through kube-dns" wait_for 45 sh -c "cat '$T'/logs/dev_c4_*/c/*.log 2>/dev/null | grep -q 'Address.*$CIP'"
 check "and reaches it by its short name (search path)" wait_for 10 sh -c "cat '$T'/logs/dev_c4_*/c/*.log | grep -q by-short-name"
 check "and by name.namespace" wait_for 10 sh -c "cat '$T'/logs/dev_c4_*/c/*.log | grep -q by-ns-name"
 # a replica turning unready leaves the endpoints and the rules
