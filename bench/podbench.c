@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "benchlib.h"
+#include "sdnotify.h"
 
 static void report(double *v, int n)
 {
@@ -111,14 +112,8 @@ static pid_t start_bare(const char *root, const char *notify, int i)
 static int nspawn_burst(const char *root, int n)
 {
 	char sock[108];
-	snprintf(sock, sizeof(sock), "/tmp/podbench-notify.%d", (int)getpid());
-	unlink(sock);
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-	int one = 1;
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0) {
+	int fd = sdnotify_open(sock, sizeof(sock));
+	if (fd < 0) {
 		perror("podbench: notify socket");
 		return 1;
 	}
@@ -143,33 +138,18 @@ static int nspawn_burst(const char *root, int n)
 			continue;
 		/* everything queued: the socket holds few datagrams, and a
 		 * sender to a full one waits */
-		for (;;) {
-			char buf[4096];
-			union {
-				struct cmsghdr align;
-				char space[CMSG_SPACE(sizeof(struct ucred))];
-			} ctl;
-			struct iovec iov = {buf, sizeof(buf) - 1};
-			struct msghdr msg = {.msg_iov = &iov,
-					     .msg_iovlen = 1,
-					     .msg_control = ctl.space,
-					     .msg_controllen = sizeof(ctl.space)};
-			ssize_t got = recvmsg(fd, &msg, MSG_DONTWAIT);
-			if (got < 0)
-				break;
-			struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-			if (!c || c->cmsg_type != SCM_CREDENTIALS)
-				continue;
-			buf[got] = '\0';
-			struct ucred cred;
-			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+		char buf[4096];
+		pid_t from;
+		while (sdnotify_recv(fd, buf, sizeof(buf), &from) >= 0) {
 			for (int i = 0; i < n; i++) {
-				if (pids[i] != cred.pid)
+				if (pids[i] != from)
 					continue;
-				const char *lp = strstr(buf, "X_NSPAWN_LEADER_PID=");
-				if (lp)
-					leaders[i] = atoi(lp + strlen("X_NSPAWN_LEADER_PID="));
-				if (!ready[i] && strstr(buf, "READY=1")) {
+				size_t len;
+				const char *leader =
+				    sdnotify_value(buf, "X_NSPAWN_LEADER_PID", &len);
+				if (leader)
+					leaders[i] = atoi(leader);
+				if (!ready[i] && sdnotify_has(buf, "READY=1")) {
 					ready[i] = 1;
 					done++;
 				}
@@ -179,7 +159,6 @@ static int nspawn_burst(const char *root, int n)
 	double secs = (now_ms() - t0) / 1e3;
 	/* closed first: an nspawn sending to a full socket would block */
 	close(fd);
-	unlink(sock);
 	for (int i = 0; i < n; i++)
 		if (leaders[i] > 0)
 			kill(leaders[i], SIGKILL);

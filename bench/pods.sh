@@ -39,7 +39,7 @@ cleanup() {
 	[ -n "${BENCH_KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
-cc -O2 -o "$T/podbench" "$SRC/podbench.c" || die "cannot build podbench"
+cc -O2 -iquote "$ROOT/lib" -o "$T/podbench" "$SRC/podbench.c" "$B/libcorral.a" || die "cannot build podbench"
 "$ROOT/tools/corral" image build-busybox --images "$T/images" >/dev/null || die "no busybox image"
 "$B/corral-fs" -f --state "$T/state" --pod-log-dir "$T/logs" "$M" >"$T/fs.log" 2>&1 &
 PIDS+=($!)

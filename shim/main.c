@@ -20,6 +20,8 @@
  * corral-noded starts one per container. Because the exit is written to a
  * file by a process that outlives corral-noded, a restarted agent still
  * learns how a container it did not see end ended. */
+#include "sdnotify.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -103,68 +105,17 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The socket nspawn is told of in NOTIFY_SOCKET: abstract, its name picked
- * by the kernel (autobind), credentials passed. -1 when it cannot be made
- * (the /proc look alone then). */
-static int notify_open(char *name, size_t size)
-{
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	socklen_t len = sizeof(sa_family_t);
-	int one = 1;
-	if (bind(fd, (struct sockaddr *)&sa, len) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0) {
-		close(fd);
-		return -1;
-	}
-	len = sizeof(sa);
-	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ||
-	    len <= offsetof(struct sockaddr_un, sun_path) + 1 ||
-	    len - offsetof(struct sockaddr_un, sun_path) >= size) {
-		close(fd);
-		return -1;
-	}
-	size_t n = len - offsetof(struct sockaddr_un, sun_path);
-	name[0] = '@';
-	memcpy(name + 1, sa.sun_path + 1, n - 1);
-	name[n] = '\0';
-	return fd;
-}
-
-/* Reads what is queued on the notify socket: whether pid (and no one
- * else) said READY=1. */
+/* Reads what is queued on the notify socket (sdnotify.h): whether pid
+ * (and no one else) said READY=1. */
 static int notify_ready(int fd, pid_t pid)
 {
 	int ready = 0;
-	for (;;) {
-		char buf[4096];
-		union {
-			struct cmsghdr align;
-			char space[CMSG_SPACE(sizeof(struct ucred))];
-		} ctl;
-		struct iovec iov = {buf, sizeof(buf) - 1};
-		struct msghdr msg = {.msg_iov = &iov,
-				     .msg_iovlen = 1,
-				     .msg_control = ctl.space,
-				     .msg_controllen = sizeof(ctl.space)};
-		ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n < 0)
-			return ready;
-		buf[n] = '\0';
-		const struct ucred *cred = NULL;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS)
-				cred = (const struct ucred *)CMSG_DATA(c);
-		if (!cred || cred->pid != pid)
-			continue;
-		/* newline-separated assignments */
-		for (char *save, *l = strtok_r(buf, "\n", &save); l;
-		     l = strtok_r(NULL, "\n", &save))
-			if (strcmp(l, "READY=1") == 0)
-				ready = 1;
-	}
+	char buf[4096];
+	pid_t from;
+	while (sdnotify_recv(fd, buf, sizeof(buf), &from) >= 0)
+		if (from == pid && sdnotify_has(buf, "READY=1"))
+			ready = 1;
+	return ready;
 }
 
 /* Waits (up to START_WAIT_MS) for the container's first process, then says
@@ -242,7 +193,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	char notify_name[128];
-	int notify_fd = notify_open(notify_name, sizeof(notify_name));
+	int notify_fd = sdnotify_open(notify_name, sizeof(notify_name));
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "corral-shim: fork: %s\n", strerror(errno));
