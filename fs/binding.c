@@ -3,6 +3,7 @@
  * any pod written whole. It never reads or writes the store itself. */
 #include "binding.h"
 #include "conditions.h"
+#include "object.h"
 #include "timefmt.h"
 #include "util.h"
 #include "ynode.h"
@@ -92,7 +93,9 @@ static int binding__precheck(const struct write_target *t, const struct ynode *b
 int binding_apply(const struct write_target *t, const char *text, size_t len, const char *old_yaml,
 		  size_t old_len, struct ynode **pod, struct ynode **old, struct error **err)
 {
-	if (!t->kind || strcmp(t->kind->kind, "Pod") != 0 || !binding__maybe(text, len))
+	/* too long for any object: object_build refuses it, unparsed */
+	if (!t->kind || strcmp(t->kind->kind, "Pod") != 0 || len > OBJECT_MAX_BYTES ||
+	    !binding__maybe(text, len))
 		return 0;
 	cleanup_ynode struct ynode *b = NULL;
 	if (yaml_refuse_nul(text, len, NULL) < 0 || yaml_parse_one(text, len, &b, NULL) < 0 || !b ||

@@ -1021,18 +1021,21 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	FS_UNLOCK(fs);
 	cleanup_free char *author = fs__author(req, fs);
 	struct error *err = NULL;
-	/* An object with finalizers stays, changed (being deleted). */
-	fs__change_begin(fs, ino);
 	int r = fs__delete(fs, &t.w, author, &err);
 	if (r < 0 && r != -ENOENT) {
 		int e = fs__errno(err);
-		fs__change_end(fs, ino);
 		fs__reject(fs, t.path, err);
 		error_free(err);
 		fs__target_clear(&t);
 		return e;
 	}
 	error_free(err);
+	/* An object with finalizers stays, its text changed (being deleted):
+	 * after its page cache readers. One that goes needs no wait: its
+	 * readers keep the version they opened. */
+	bool kept = r == WRITE_KEPT;
+	if (kept)
+		fs__change_begin(fs, ino);
 	dir = fs__relock(fs, parent);
 	n = dir ? tree_child(fs->tree, dir, name) : NULL;
 	uint64_t kept_ino = 0;
@@ -1047,7 +1050,8 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	FS_UNLOCK(fs);
 	if (kept_ino)
 		fuse_lowlevel_notify_inval_inode(fs->se, kept_ino, 0, 0);
-	fs__change_end(fs, ino);
+	if (kept)
+		fs__change_end(fs, ino);
 	fs__target_clear(&t);
 	return 0;
 }
@@ -1463,9 +1467,11 @@ static void fs__handle_closed(struct fs *fs, uint64_t ino, struct fs__handle *h)
  * released, and must wait (returns true) until those already reading
  * through it have closed; a reader goes through the page cache when no
  * change is under way, else it reads its own snapshot with direct I/O. */
-static bool fs__object_opening(struct node *n, struct fs__handle *h, bool writing)
+static bool fs__object_opening(struct node *n, struct fs__handle *h, bool writing, bool replay)
 {
 	h->write = writing;
+	if (writing && replay)
+		return false; /* remote.c changed the text already, under its own count */
 	if (writing) {
 		n->changing++;
 		h->changer = true;
@@ -1607,7 +1613,8 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	n->open_count++;
 	struct fs__handle *h = fs__handle_new();
-	bool wait = type == NODE_OBJECT && fs__object_opening(n, h, writing);
+	bool wait =
+	    type == NODE_OBJECT && fs__object_opening(n, h, writing, remote_replaying(fs, req));
 	FS_UNLOCK(fs);
 	if (wait)
 		fs__open_later(req, fs, ino, fi, h, NULL);
@@ -1644,7 +1651,7 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		fs__entry(n, &e);
 		n->open_count++;
 		struct fs__handle *h = fs__handle_new();
-		bool wait = type == NODE_OBJECT && fs__object_opening(n, h, writing);
+		bool wait = type == NODE_OBJECT && fs__object_opening(n, h, writing, false);
 		FS_UNLOCK(fs);
 		if (wait)
 			fs__open_later(req, fs, ino, fi, h, &e);

@@ -6,7 +6,8 @@
  * these rules (corral-fs(8), Caching):
  * - Every change of an object's text (a writer's commit, a rename over
  *   it, a truncation by path, an rm that leaves it being deleted, a
- *   namespace turning Terminating) sets the node's text, then
+ *   namespace turning Terminating, another host's change through the
+ *   shared store, remote.c) sets the node's text, then
  *   invalidates the inode (pages and attributes) before the request is
  *   answered: a reader told by inotify reads the new version and size.
  * - The kernel shares one page cache and one i_size among all openers,

@@ -82,17 +82,28 @@ static int remote__put(struct fs *fs, const char *key, const struct store_record
 	}
 	/* A file a local writer is creating is left to it: its commit
 	 * conflicts and then shows what is stored. */
-	if (n && n->type == NODE_OBJECT && !n->pending && n->rv < rec->rv) {
+	if (n && n->type == NODE_OBJECT && !n->pending && n->rv < rec->rv)
+		ino = n->ino;
+	FS_UNLOCK(fs);
+	if (!ino) {
+		treepath_clear(&tp);
+		return 0;
+	}
+	/* The text changes as a local writer's commit changes it: after the
+	 * readers that read it through the page cache have closed. */
+	fs__change_begin(fs, ino);
+	FS_LOCK_W(fs);
+	n = tree_by_ino(fs->tree, ino);
+	if (n && !n->pending && n->rv < rec->rv) {
 		fs__set_content(n, blob_new(rec->yaml, rec->len), rec->rv);
 		n->mtime.tv_sec = rec->mtime_ns / 1000000000;
 		n->mtime.tv_nsec = rec->mtime_ns % 1000000000;
 		n->ctime = n->mtime;
-		ino = n->ino;
 		replay = 1;
 	}
 	FS_UNLOCK(fs);
-	if (ino)
-		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+	fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+	fs__change_end(fs, ino);
 	treepath_clear(&tp);
 	return replay;
 }

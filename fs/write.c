@@ -66,6 +66,7 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 					 .old_decl_rv = old.decl_rv};
 		r = object_build(&b, err);
 		if (r < 0) {
+			object_build_clear(&b); /* the trees it did not take */
 			store_record_clear(&old);
 			return r;
 		}

@@ -52,7 +52,6 @@ struct informer__obj {
 	void *item;	   /* with a transform, what it made of that version */
 	uint64_t hash;	   /* of the bytes last read */
 	unsigned gen;	   /* the listing that last saw the file */
-	bool skip;	   /* informer_skip_next(): leave the next close unread */
 };
 
 /* A namespace; the one record of a cluster-scoped kind has the name "". */
@@ -284,8 +283,6 @@ static void informer__refresh(struct informer *inf, struct informer__ns *ns, con
 	}
 	uint64_t hash = fnv1a(buf, len);
 	struct informer__obj *o = informer__tfind_name(&ns->objs, name);
-	if (o)
-		o->skip = false; /* read now: nothing left to skip */
 	if (o && o->hash == hash) {
 		o->gen = inf->gen;
 		return;
@@ -723,11 +720,7 @@ static void informer__on_kind_event(struct informer *inf, struct informer__ns *n
 	if ((ev->mask & IN_ISDIR) || !ev->len || !informer__object_name(ev->name, &name))
 		return;
 	if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
-		struct informer__obj *o = informer__tfind_name(&ns->objs, name);
-		if (o && o->skip && (ev->mask & IN_CLOSE_WRITE))
-			o->skip = false;
-		else
-			informer__refresh(inf, ns, name);
+		informer__refresh(inf, ns, name);
 	} else if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
 		informer__gone(inf, ns, name);
 	free(name);
@@ -1012,13 +1005,6 @@ void *informer_get_item(const struct informer *inf, const char *key)
 {
 	struct informer__obj *o = informer__find(inf, key);
 	return o ? o->item : NULL;
-}
-
-void informer_skip_next(struct informer *inf, const char *key)
-{
-	struct informer__obj *o = informer__find(inf, key);
-	if (o)
-		o->skip = true;
 }
 
 static int informer__visit_ns(const struct informer__ns *ns, informer_visit_cb cb, void *data)

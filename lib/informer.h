@@ -93,11 +93,6 @@ const struct ynode *informer_get(const struct informer *inf, const char *key);
 /* With a transform: the cached item, or NULL. Its owner may change what
  * the informer never looks at (it only keeps and frees items). */
 void *informer_get_item(const struct informer *inf, const char *key);
-/* The next close-after-write of key's file is not read (its owner knows
- * what it wrote: the write it just made, say). Only worth it when that
- * write was checked against the version the cache holds, so that no other
- * change can hide behind it; a relist reads the file anyway. */
-void informer_skip_next(struct informer *inf, const char *key);
 /* Calls cb for every cached object of namespace ns (NULL: all) in key order
  * until cb returns non-zero, which is then returned. cb must not change the
  * cache (do not run the loop from it). */

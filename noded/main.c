@@ -606,6 +606,8 @@ out_node:
 	/* a stopped node stops heartbeating and leaves its object behind;
 	 * its pods run on (a restarted agent adopts them) unless asked */
 	node_agent_stop(na);
+	if (net) /* a real node: its setups use what is freed below */
+		runtime_nspawn_drain(rt);
 	serve_stop(serve);
 	provision_free(prov);
 	metrics_free(metrics);

@@ -2177,6 +2177,12 @@ int runtime_nspawn_attach(struct runtime *base, struct net *net, const char *hos
 	return 0;
 }
 
+void runtime_nspawn_drain(struct runtime *base)
+{
+	struct nspawn *rt = (struct nspawn *)base;
+	workers_drain(rt->workers);
+}
+
 void runtime_nspawn_stop_all(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;

@@ -207,8 +207,9 @@ static ssize_t serve__stream_read(void *cls, uint64_t pos, char *buf, size_t max
 		}
 		if (r < 0 && errno != EINTR)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
-		if (atomic_load(&st->s->stopping))
-			return MHD_CONTENT_READER_END_OF_STREAM;
+		struct stat fst;
+		if (atomic_load(&st->s->stopping) || fstat(st->fd, &fst) < 0 || fst.st_nlink == 0)
+			return MHD_CONTENT_READER_END_OF_STREAM; /* stopping, or the log is gone */
 		/* Nothing new: wait a little, unless the client has gone. */
 		struct pollfd pfd = {.fd = st->sock, .events = POLLRDHUP};
 		int pr = poll(&pfd, 1, SERVE__FOLLOW_WAIT_MS);
@@ -313,6 +314,9 @@ static enum MHD_Result serve__handle(void *cls, struct MHD_Connection *conn, con
 		*fs = (struct serve__stream){.s = s, .fd = fd, .sock = ci ? ci->connect_fd : -1};
 		resp = MHD_create_response_from_callback(
 		    MHD_SIZE_UNKNOWN, 64 * 1024, serve__stream_read, fs, serve__stream_free);
+		if (!resp)
+			serve__stream_free(fs); /* closes fd */
+		fd = -1;
 	} else {
 		uint64_t start = 0, len = size;
 		const char *range =
@@ -320,15 +324,18 @@ static enum MHD_Result serve__handle(void *cls, struct MHD_Connection *conn, con
 		int rr = serve_parse_range(range, size, &start, &len);
 		if (rr < 0) {
 			close(fd);
+			fd = -1;
 			resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 			char cr[64];
 			snprintf(cr, sizeof(cr), "bytes */%" PRIu64, size);
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
+			if (resp)
+				MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
 			status = MHD_HTTP_RANGE_NOT_SATISFIABLE;
 		} else {
-			/* the response owns fd from here */
 			resp = MHD_create_response_from_fd_at_offset64(len, fd, start);
-			if (rr == 0) {
+			if (resp)
+				fd = -1; /* the response owns it from here */
+			if (resp && rr == 0) {
 				char cr[96];
 				snprintf(cr, sizeof(cr), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64,
 					 start, start + len - 1, size);
@@ -338,7 +345,8 @@ static enum MHD_Result serve__handle(void *cls, struct MHD_Connection *conn, con
 		}
 	}
 	if (!resp) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");

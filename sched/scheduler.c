@@ -12,9 +12,10 @@
  *
  * The informers keep no trees: each object read becomes at once the struct
  * the scheduler decides on (objects.h), and a pod's struct is shared with
- * the cache while it holds a node. A successful binding is taken as read
- * (it was checked against the version the decision saw, so nothing else
- * can hide behind it): the pods informer skips reading it back.
+ * the cache while it holds a node. A successful binding is taken as the
+ * pod's state at once; the pods informer still reads the close back (inotify
+ * merges two closes of one file, so another writer's change can share the
+ * binding's event: skipping it would lose that change).
  *
  * Nothing here blocks but the reads of the informers: writes belong to the
  * binder's threads. */
@@ -271,14 +272,13 @@ static bool scheduler__before_sleep(struct loop *loop, void *data)
 /* A binding was accepted. Unless its close has been read back already, the
  * pod is taken as bound now, as the store has it (the binding was checked
  * against the version the decision saw, so that is the version read last
- * plus the binding), and the informer leaves that close unread. */
+ * plus the binding) until the informer reads it. */
 static void scheduler__bound(struct scheduler *s, const struct sched_write_result *r)
 {
 	struct sched_pod *cur = informer_get_item(s->pods, r->key);
 	if (!cur || cur->node_name || strcmp(cur->uid, r->uid) != 0 || !cur->rv || !r->rv ||
 	    strcmp(cur->rv, r->rv) != 0)
 		return; /* read back already, or not the pod decided on */
-	informer_skip_next(s->pods, r->key);
 	cur->node_name = xstrdup(r->node);
 	free(cur->rv);
 	cur->rv = NULL; /* the store's new one, unknown until read */

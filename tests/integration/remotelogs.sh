@@ -105,9 +105,11 @@ check "an escaped .. is refused" \
 check "a name with a slash inside is refused" \
 	test "$(mine "https://127.0.0.1:$PORT/containerLogs/dev/web%2f..%2f..%2fx/app")" = 400
 check "anything but /containerLogs/ is not found" test "$(mine "https://127.0.0.1:$PORT/etc/passwd")" = 404
-ln -s / "$NLOGS/dev_evil_1"
+# a link to a folder laid out as a pod's logs, outside the log folder
+mkdir -p "$T/outside/app" && echo 'outside the log folder' >"$T/outside/app/0.log"
+ln -s "$T/outside" "$NLOGS/dev_evil_1"
 check "a symbolic link in the log folder is not followed" \
-	test "$(mine "https://127.0.0.1:$PORT/containerLogs/dev/evil/etc")" = 404
+	test "$(mine "https://127.0.0.1:$PORT/containerLogs/dev/evil/app")" = 404
 check "a followed log streams what it gains" \
 	sh -c "(sleep 1; echo 'followed line' >>'$NLOGS/dev_web_$UID_/app/0.log') & timeout 10 curl -sN --cacert '$P/ca.crt' --cert '$P/client.crt' --key '$P/client.key' '$URL?follow=true' | grep -q -m1 'followed line'"
 
