@@ -37,14 +37,15 @@ struct ctrl_config {
 	char *lease_lock;  /* "leases", the only kind of lock */
 	char *controllers; /* "*", or names, "-name" to leave one out */
 	uint64_t event_ttl_ms;
-	int writers;		     /* threads writing through the mount */
-	int burst_replicas;	     /* most pods one sync creates or deletes */
-	uint64_t status_interval_ms; /* least time between two status-only
-				      * writes of one Deployment */
-	uint64_t resync_ms;	     /* relist every period; 0: never */
-	char *service_cidr;	     /* ClusterIPs come from it ([cluster]) */
-	char *node_port_range;	     /* "30000-32767" ([cluster]) */
-	int pod_gc_threshold;	     /* terminated pods podgc keeps; 0: all */
+	int writers;		       /* threads writing through the mount */
+	int burst_replicas;	       /* most pods one sync creates or deletes */
+	uint64_t status_interval_ms;   /* least time between two status-only
+					* writes of one Deployment */
+	uint64_t resync_ms;	       /* relist every period; 0: never */
+	char *service_cidr;	       /* ClusterIPs come from it ([cluster]) */
+	char *node_port_range;	       /* "30000-32767" ([cluster]) */
+	int pod_gc_threshold;	       /* terminated pods podgc keeps; 0: all */
+	uint64_t pod_gc_quarantine_ms; /* how long a gone node stays missing first */
 	/* the node lifecycle controller (nodelifecycle.h) */
 	uint64_t node_monitor_grace_ms;
 	double node_eviction_rate;	     /* nodes a second */

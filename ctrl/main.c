@@ -65,6 +65,8 @@ static void usage(const char *prog)
 	    "  --resync-period D                     relist every D (default 0: never)\n"
 	    "  --terminated-pod-gc-threshold N       podgc keeps at most N terminated pods\n"
 	    "                                        (default 12500, 0: no limit)\n"
+	    "  --pod-gc-quarantine D                 podgc deletes the pods of a node missing\n"
+	    "                                        for D (default 40s)\n"
 	    "  --node-monitor-grace-period D         a node without a heartbeat for D is Unknown\n"
 	    "                                        (default 40s)\n"
 	    "  --node-eviction-rate R                nodes a second tainted for eviction (0.1)\n"
@@ -137,6 +139,12 @@ int main(int argc, char **argv)
 	     .def = "12500",
 	     .min = 0,
 	     .max = 100000000},
+	    {.name = "pod-gc-quarantine",
+	     .type = CONFIG_DURATION,
+	     .ptr = &cfg.pod_gc_quarantine_ms,
+	     .def = "40s",
+	     .min = 0,
+	     .max = 86400000},
 	    {.name = "resync-period", .type = CONFIG_DURATION, .ptr = &cfg.resync_ms, .def = "0"},
 	    {.name = "node-monitor-grace-period",
 	     .type = CONFIG_DURATION,
@@ -208,6 +216,7 @@ int main(int argc, char **argv)
 	    {"status-interval", required_argument, NULL, 'K'},
 	    {"resync-period", required_argument, NULL, 'K'},
 	    {"terminated-pod-gc-threshold", required_argument, NULL, 'K'},
+	    {"pod-gc-quarantine", required_argument, NULL, 'K'},
 	    {"node-monitor-grace-period", required_argument, NULL, 'K'},
 	    {"node-eviction-rate", required_argument, NULL, 'K'},
 	    {"secondary-node-eviction-rate", required_argument, NULL, 'K'},

@@ -33,6 +33,7 @@ struct podgc {
 	struct keymap *missing; /* node name -> (uintptr_t) ms it was first seen missing */
 	struct keymap *gone;	/* node names seen deleted (and not back) */
 	long long threshold;	/* 0: no limit */
+	uint64_t quarantine_ms; /* a gone node's pods wait this long */
 	long long terminated;	/* pods in the informer that have terminated */
 };
 
@@ -123,8 +124,8 @@ static void podgc__gc_node(struct podgc *g, const char *node)
 		keymap_set(g->missing, node, (void *)(uintptr_t)since);
 	}
 	cleanup_free char *key = xasprintf(PODGC__NODE "%s", node);
-	if (now - since < PODGC_QUARANTINE_MS) {
-		workqueue_add_after(g->q, key, since + PODGC_QUARANTINE_MS - now);
+	if (now - since < g->quarantine_ms) {
+		workqueue_add_after(g->q, key, since + g->quarantine_ms - now);
 		return;
 	}
 	keymap_del(g->missing, node);
@@ -210,6 +211,7 @@ struct podgc *podgc_new(struct ctrl *c)
 	struct podgc *g = xcalloc(1, sizeof(*g));
 	g->c = c;
 	g->threshold = c->cfg ? c->cfg->pod_gc_threshold : 12500;
+	g->quarantine_ms = c->cfg ? c->cfg->pod_gc_quarantine_ms : 40000;
 	g->pods = ctrl_informer(c, "pods");
 	g->nodes = ctrl_informer(c, "nodes");
 	g->q = workqueue_new(c->loop, "podgc", NULL);

@@ -4,8 +4,8 @@
  * turns it off) have terminated (phase Succeeded or Failed), the oldest
  * by creation are deleted until that many are left. A pod bound to a node
  * that no longer exists (its nodes/NAME.yaml was deleted) is deleted once
- * the node has stayed missing for a quarantine of 40 s (Kubernetes'
- * quarantineTime), so that a node re-registering is not taken for a gone
+ * the node has stayed missing for a quarantine (pod-gc-quarantine, 40 s
+ * by default: Kubernetes' quarantineTime), so that a node re-registering is not taken for a gone
  * one. Both wait for
  * events and one delayed add each: nothing polls. */
 #ifndef CORRAL_CTRL_PODGC_H
@@ -15,8 +15,6 @@
 #include <stdint.h>
 
 #include "ynode.h"
-
-#define PODGC_QUARANTINE_MS 40000ULL
 
 struct ctrl;
 struct podgc;

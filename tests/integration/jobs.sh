@@ -62,7 +62,7 @@ start_node "$NA"
 D=$M/namespaces/dev
 mkdir -p "$D"
 wait_for 15 grep -q 'reason: KubeletReady' "$M/nodes/$NA.yaml" || { echo "not ok - node $NA is not Ready"; exit 1; }
-start_ctrl
+start_ctrl --pod-gc-quarantine 5s
 
 job() { echo "$D/jobs/$1.yaml"; }
 # jcond FILE TYPE FIELD: a field (status, reason, message) of the condition TYPE
@@ -218,7 +218,7 @@ stop_node "$NH"
 rm -f "$M/nodes/$NH.yaml"
 check "the node is gone" sh -c "[ ! -e '$M/nodes/$NH.yaml' ]"
 check "its pod stays for the quarantine" test -e "$D/pods/stray.yaml"
-check "the pod of the vanished node is deleted after the 40 s quarantine" wait_for 70 sh -c "[ ! -e '$D/pods/stray.yaml' ]"
+check "the pod of the vanished node is deleted after the quarantine (--pod-gc-quarantine 5s)" wait_for 30 sh -c "[ ! -e '$D/pods/stray.yaml' ]"
 check "a pod of a node that exists is left" sh -c "ls '$D/pods' | grep -q '^pi-'"
 
 # ---- podgc: terminated pods above the threshold, oldest first ----

@@ -108,6 +108,8 @@ check "url-a runs on, not restarted" sh -c "mirror_running() { grep -q 'phase: R
 rm -f "$WWW/pods.yaml"
 check "the URL failing (404) is reported" wait_for 15 grep -q "pods.yaml: curl failed" "$T/noded.log"
 check "and its pods are kept" mirror_running "url-a-$N"
+printf 'apiVersion: v1\nkind: PodList\nitems: []\n' >"$WWW/pods.yaml.tmp" && mv "$WWW/pods.yaml.tmp" "$WWW/pods.yaml"
+check "an empty PodList at the URL stops them" wait_for 30 test ! -e "$D/url-a-$N.yaml"
 
 # (but the informers' word that the mount went, which it did)
 check "no agent error" sh -c "! grep -h -e ' error: ' -e 'Sanitizer' '$T/noded.log' | grep -v 'error: informer [a-z]*: lost '"
