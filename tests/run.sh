@@ -75,12 +75,13 @@ if [ "$mode" != unit ]; then
 			head -5 "$log"
 			continue
 		fi
+		start=$SECONDS
 		timeout 600 "$t" >"$log" 2>&1
 		rc=$?
 		p=$(grep -c '^ok ' "$log") f=$(grep -c '^not ok ' "$log")
 		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; echo "FAIL $name: exited $rc"; tail -5 "$log"; fi
 		grep '^not ok ' "$log" | head -20
-		echo "integration $name: $p passed, $f failed"
+		echo "integration $name: $p passed, $f failed ($((SECONDS - start)) s)"
 		passed=$((passed + p)) failed=$((failed + f))
 	done
 fi
