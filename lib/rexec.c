@@ -1,0 +1,415 @@
+/* rexec.c: see rexec.h. */
+#include "rexec.h"
+#include "execframe.h"
+#include "util.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REXEC__HEAD_MAX 16384 /* an answer's head */
+#define REXEC__BODY_MAX 4096  /* the part of an error's text we show */
+
+static volatile sig_atomic_t rexec__signal; /* one that makes us leave */
+static volatile sig_atomic_t rexec__winch;
+
+static void rexec__on_signal(int signo)
+{
+	rexec__signal = signo;
+}
+
+static void rexec__on_winch(int signo)
+{
+	(void)signo;
+	rexec__winch = 1;
+}
+
+char *rexec_request_path(const struct rexec_opts *o)
+{
+	CURL *c = curl_easy_init();
+	if (!c)
+		abort();
+	char *ns = curl_easy_escape(c, o->ns, 0), *pod = curl_easy_escape(c, o->pod, 0),
+	     *ctr = curl_easy_escape(c, o->container, 0);
+	if (!ns || !pod || !ctr)
+		abort();
+	char *path = xasprintf("/exec/%s/%s/%s?", ns, pod, ctr);
+	curl_free(ns);
+	curl_free(pod);
+	curl_free(ctr);
+	for (size_t i = 0; o->argv[i]; i++) {
+		char *a = curl_easy_escape(c, o->argv[i], 0);
+		if (!a)
+			abort();
+		char *next = xasprintf("%scommand=%s&", path, a);
+		curl_free(a);
+		free(path);
+		path = next;
+	}
+	char *full = xasprintf("%sstdout=1&stderr=1%s%s", path, o->in ? "&stdin=1" : "",
+			       o->tty ? "&tty=1" : "");
+	free(path);
+	curl_easy_cleanup(c);
+	return full;
+}
+
+/* Milliseconds on a steady clock. */
+static long long rexec__now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct rexec__conn {
+	CURL *c;
+	curl_socket_t sock;
+	const struct rexec_opts *o;
+};
+
+/* Waits until sock is ready for events, at most until deadline (ms on
+ * rexec__now_ms's clock; 0: no limit): 1 ready, 0 time out, -EINTR when a
+ * signal that makes us leave came. */
+static int rexec__wait(struct rexec__conn *k, short events, long long deadline)
+{
+	for (;;) {
+		if (rexec__signal)
+			return -EINTR;
+		long long left = deadline ? deadline - rexec__now_ms() : -1;
+		if (deadline && left <= 0)
+			return 0;
+		struct pollfd p = {(int)k->sock, events, 0};
+		int r = poll(&p, 1, deadline ? (int)left : -1);
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int rexec__send(struct rexec__conn *k, const void *buf, size_t n, struct error **err)
+{
+	const char *p = buf;
+	while (n) {
+		size_t sent = 0;
+		CURLcode rc = curl_easy_send(k->c, p, n, &sent);
+		if (rc == CURLE_OK) {
+			p += sent;
+			n -= sent;
+			continue;
+		}
+		if (rc != CURLE_AGAIN)
+			return error_set(err, EIO, "sending to node %s: %s", k->o->node,
+					 curl_easy_strerror(rc));
+		int w = rexec__wait(k, POLLOUT, 0);
+		if (w < 0)
+			return w == -EINTR ? -EINTR : error_set(err, -w, "poll: %s", strerror(-w));
+	}
+	return 0;
+}
+
+static int rexec__frame(struct rexec__conn *k, unsigned stream, const void *payload, size_t len,
+			struct error **err)
+{
+	uint8_t h[EXECFRAME_HEADER];
+	execframe_header(h, stream, len);
+	int r = rexec__send(k, h, sizeof(h), err);
+	return r < 0 ? r : rexec__send(k, payload, len, err);
+}
+
+/* Up to n bytes: > 0 read, 0 the node closed, -EAGAIN nothing yet, -EIO. */
+static long rexec__recv(struct rexec__conn *k, void *buf, size_t n)
+{
+	size_t got = 0;
+	CURLcode rc = curl_easy_recv(k->c, buf, n, &got);
+	if (rc == CURLE_AGAIN)
+		return -EAGAIN;
+	if (rc != CURLE_OK)
+		return -EIO;
+	return (long)got;
+}
+
+/* Reads the answer's head into buf (REXEC__HEAD_MAX + 1 bytes); its
+ * length, *status, *clen, and in *have all bytes read so far. */
+static long rexec__read_head(struct rexec__conn *k, char *buf, size_t *have, int *status,
+			     long *clen, struct error **err)
+{
+	long long deadline = rexec__now_ms() + k->o->timeout_ms;
+	*have = 0;
+	for (;;) {
+		long r = rexec__recv(k, buf + *have, REXEC__HEAD_MAX - *have);
+		if (r == -EAGAIN) {
+			int w = rexec__wait(k, POLLIN, deadline);
+			if (w == 0)
+				return error_set(err, ETIMEDOUT,
+						 "node %s (%s) did not answer within %ld ms",
+						 k->o->node, k->o->base, k->o->timeout_ms);
+			if (w < 0)
+				return w;
+			continue;
+		}
+		if (r <= 0)
+			return error_set(err, EACCES,
+					 "node %s (%s) closed the connection without an answer "
+					 "(does it take our client certificate %s?)",
+					 k->o->node, k->o->base, k->o->cert_file);
+		*have += (size_t)r;
+		long h = execframe_http_head(buf, *have, status, clen);
+		if (h > 0)
+			return h;
+		if (h < 0 || *have >= REXEC__HEAD_MAX)
+			return error_set(err, EPROTO, "node %s (%s) gave an answer that is no HTTP",
+					 k->o->node, k->o->base);
+	}
+}
+
+/* An answer other than 101: its text (what the server says) as the error. */
+static int rexec__refused(struct rexec__conn *k, int status, long clen, const char *body,
+			  size_t have, struct error **err)
+{
+	char text[REXEC__BODY_MAX + 1];
+	size_t n = have < REXEC__BODY_MAX ? have : REXEC__BODY_MAX;
+	memcpy(text, body, n);
+	long long deadline = rexec__now_ms() + k->o->timeout_ms;
+	while (n < REXEC__BODY_MAX && (clen < 0 || (long)n < clen)) {
+		long r = rexec__recv(k, text + n, REXEC__BODY_MAX - n);
+		if (r == -EAGAIN) {
+			if (rexec__wait(k, POLLIN, deadline) <= 0)
+				break;
+			continue;
+		}
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	if (clen >= 0 && (long)n > clen)
+		n = (size_t)clen;
+	text[n] = '\0';
+	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		text[--n] = '\0';
+	int e = status == 401 || status == 403	 ? EACCES
+		: status == 404 || status == 409 ? ENOENT
+						 : EIO;
+	return error_set(err, e, "%s%s(node %s answered %d)", text, *text ? " " : "", k->o->node,
+			 status);
+}
+
+static void rexec__resize(struct rexec__conn *k)
+{
+	struct winsize ws;
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0)
+		return;
+	uint8_t p[4];
+	execframe_resize(p, ws.ws_col, ws.ws_row);
+	rexec__frame(k, EXECFRAME_RESIZE, p, sizeof(p), NULL);
+}
+
+static bool rexec__write_all(int fd, const uint8_t *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		buf += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* The upgraded stream: frames both ways until the status comes. buf holds
+ * *have bytes already read. */
+static int rexec__relay(struct rexec__conn *k, uint8_t *buf, size_t cap, size_t have,
+			struct error **err)
+{
+	const struct rexec_opts *o = k->o;
+	bool in_open = o->in;
+	if (o->tty && isatty(STDIN_FILENO))
+		rexec__resize(k);
+	for (;;) {
+		/* whatever libcurl holds, then whatever the socket brings */
+		for (;;) {
+			size_t off = 0;
+			struct execframe f;
+			long n;
+			while ((n = execframe_parse(buf + off, have - off, &f)) > 0) {
+				off += (size_t)n;
+				if (f.stream == EXECFRAME_STDOUT || f.stream == EXECFRAME_STDERR) {
+					rexec__write_all(f.stream == EXECFRAME_STDOUT
+							     ? STDOUT_FILENO
+							     : STDERR_FILENO,
+							 f.payload, f.len);
+					continue;
+				}
+				if (f.stream != EXECFRAME_STATUS)
+					return error_set(err, EPROTO,
+							 "node %s sent a frame of stream %u",
+							 o->node, f.stream);
+				int code = 0;
+				cleanup_free char *msg = NULL;
+				int s = execframe_status_parse(f.payload, f.len, &code, &msg);
+				if (s == 0)
+					return code;
+				return error_set(err, s == 1 ? EIO : EPROTO, "node %s: %s", o->node,
+						 s == 1 ? msg : "a status that is none");
+			}
+			if (n < 0)
+				return error_set(err, EPROTO, "node %s sent something not a frame",
+						 o->node);
+			memmove(buf, buf + off, have - off);
+			have -= off;
+			long r = rexec__recv(k, buf + have, cap - have);
+			if (r == -EAGAIN)
+				break;
+			if (r <= 0)
+				return error_set(err, EPIPE,
+						 "node %s closed the connection before the "
+						 "command's exit status",
+						 o->node);
+			have += (size_t)r;
+		}
+		if (rexec__signal)
+			return 128 + rexec__signal;
+		if (rexec__winch) {
+			rexec__winch = 0;
+			rexec__resize(k);
+		}
+		struct pollfd p[2] = {{(int)k->sock, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+		if (poll(p, in_open ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return error_set(err, errno, "poll: %s", strerror(errno));
+		}
+		if (in_open && p[1].revents) {
+			uint8_t ib[32768];
+			ssize_t r = read(STDIN_FILENO, ib, sizeof(ib));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				in_open = false;
+			int s = rexec__frame(k, EXECFRAME_STDIN, ib, r > 0 ? (size_t)r : 0, err);
+			if (s == -EINTR)
+				return 128 + rexec__signal;
+			if (s < 0)
+				return s;
+		}
+	}
+}
+
+int rexec_run(const struct rexec_opts *o, struct error **err)
+{
+	static const struct {
+		const char *what;
+		size_t off;
+	} files[] = {{"cluster CA", offsetof(struct rexec_opts, ca_file)},
+		     {"client certificate", offsetof(struct rexec_opts, cert_file)},
+		     {"client key", offsetof(struct rexec_opts, key_file)}};
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		const char *f = *(const char *const *)((const char *)o + files[i].off);
+		if (!f || access(f, R_OK) < 0)
+			return error_set(
+			    err, EACCES,
+			    "pod %s runs on node %s, which is not on this machine, and "
+			    "reaching it needs a %s of the cluster: %s: %s",
+			    o->pod, o->node, files[i].what, f ? f : "(none given)",
+			    f ? strerror(errno) : "none");
+	}
+	if (strncmp(o->base, "https://", 8) != 0)
+		return error_set(err, EINVAL, "node %s: %s is no https:// address", o->node,
+				 o->base);
+	cleanup_free char *path = rexec_request_path(o);
+	cleanup_free char *url = xasprintf("%s%s", o->base, path);
+	char errbuf[CURL_ERROR_SIZE] = "";
+	CURL *c = curl_easy_init();
+	if (!c)
+		abort();
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
+	curl_easy_setopt(c, CURLOPT_SSLCERT, o->cert_file);
+	curl_easy_setopt(c, CURLOPT_SSLKEY, o->key_file);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, o->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	struct rexec__conn k = {.c = c, .o = o};
+	uint8_t *buf = NULL;
+	struct termios saved;
+	bool raw = false;
+	int r;
+	CURLcode rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		int e = rc == CURLE_OPERATION_TIMEDOUT ? ETIMEDOUT
+			: rc == CURLE_COULDNT_CONNECT  ? ECONNREFUSED
+			: rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_PEER_FAILED_VERIFICATION ||
+				rc == CURLE_SSL_CACERT_BADFILE
+			    ? EACCES
+			    : EIO;
+		r = error_set(err, e, "cannot reach node %s at %s: %s", o->node, o->base,
+			      *errbuf ? errbuf : curl_easy_strerror(rc));
+		goto out;
+	}
+	if (curl_easy_getinfo(c, CURLINFO_ACTIVESOCKET, &k.sock) != CURLE_OK ||
+	    k.sock == CURL_SOCKET_BAD) {
+		r = error_set(err, EIO, "node %s: no connection", o->node);
+		goto out;
+	}
+	struct sigaction sa = {.sa_handler = rexec__on_signal},
+			 wa = {.sa_handler = rexec__on_winch};
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&wa.sa_mask);
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	const char *host = o->base + 8;
+	cleanup_free char *req = xasprintf("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\n"
+					   "Upgrade: " EXECFRAME_UPGRADE "\r\n\r\n",
+					   path, host);
+	if ((r = rexec__send(&k, req, strlen(req), err)) < 0)
+		goto out;
+	size_t cap = 2 * (EXECFRAME_HEADER + EXECFRAME_MAX);
+	buf = xmalloc(cap > REXEC__HEAD_MAX + 1 ? cap : REXEC__HEAD_MAX + 1);
+	size_t have = 0;
+	int status = 0;
+	long clen = -1;
+	long head = rexec__read_head(&k, (char *)buf, &have, &status, &clen, err);
+	if (head < 0) {
+		r = (int)head;
+		goto out;
+	}
+	if (status != 101) {
+		r = rexec__refused(&k, status, clen, (const char *)buf + head, have - (size_t)head,
+				   err);
+		goto out;
+	}
+	memmove(buf, buf + head, have - (size_t)head);
+	have -= (size_t)head;
+	if (o->tty && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0) {
+		struct termios t = saved;
+		cfmakeraw(&t);
+		raw = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
+		sigaction(SIGWINCH, &wa, NULL);
+	}
+	r = rexec__relay(&k, buf, cap, have, err);
+out:
+	if (r == -EINTR)
+		r = 128 + rexec__signal;
+	if (raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	free(buf);
+	curl_easy_cleanup(c);
+	return r;
+}
