@@ -100,20 +100,6 @@ static int exec__status(int status)
 	return code;
 }
 
-static bool exec__write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 /* -t: the command on a pseudo-terminal, relayed to ours. */
 static int exec__tty(pid_t target, char **argv, bool in)
 {
@@ -172,7 +158,7 @@ static int exec__tty(pid_t target, char **argv, bool in)
 			ssize_t r = read(master, buf, sizeof(buf));
 			if (r <= 0)
 				break; /* EIO: the command and its children closed it */
-			exec__write_all(STDOUT_FILENO, buf, (size_t)r);
+			util_write_all(STDOUT_FILENO, buf, (size_t)r);
 		}
 		if (in_open && p[1].revents) {
 			ssize_t r = read(STDIN_FILENO, buf, sizeof(buf));
@@ -180,9 +166,9 @@ static int exec__tty(pid_t target, char **argv, bool in)
 				in_open = false;
 				/* end of input: the terminal's end-of-file character */
 				char eof = 4;
-				exec__write_all(master, &eof, 1);
+				util_write_all(master, &eof, 1);
 			} else {
-				exec__write_all(master, buf, (size_t)r);
+				util_write_all(master, buf, (size_t)r);
 			}
 		}
 	}

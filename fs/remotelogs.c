@@ -172,13 +172,7 @@ static CURL *remotelogs__handle(struct remotelogs *rl)
 	if (!c && !(c = curl_easy_init()))
 		abort(); /* out of memory */
 	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_CAINFO, rl->ca_file);
-	curl_easy_setopt(c, CURLOPT_SSLCERT, rl->cert_file);
-	curl_easy_setopt(c, CURLOPT_SSLKEY, rl->key_file);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	nodeaddr_curl_tls(c, rl->ca_file, rl->cert_file, rl->key_file);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, rl->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
 			 rl->timeout_ms < REMOTELOGS_CONNECT_MS ? rl->timeout_ms

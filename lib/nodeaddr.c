@@ -21,3 +21,14 @@ char *nodeaddr_kubelet_base(const struct ynode *node)
 	return strchr(ip, ':') ? xasprintf("https://[%s]:%lld", ip, port)
 			       : xasprintf("https://%s:%lld", ip, port);
 }
+
+void nodeaddr_curl_tls(CURL *c, const char *ca_file, const char *cert_file, const char *key_file)
+{
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
+	curl_easy_setopt(c, CURLOPT_SSLCERT, cert_file);
+	curl_easy_setopt(c, CURLOPT_SSLKEY, key_file);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+}

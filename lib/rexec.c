@@ -1,6 +1,7 @@
 /* rexec.c: see rexec.h. */
 #include "rexec.h"
 #include "execframe.h"
+#include "nodeaddr.h"
 #include "util.h"
 
 #include <curl/curl.h>
@@ -213,20 +214,6 @@ static void rexec__resize(struct rexec__conn *k)
 	rexec__frame(k, EXECFRAME_RESIZE, p, sizeof(p), NULL);
 }
 
-static bool rexec__write_all(int fd, const uint8_t *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 /* The upgraded stream: frames both ways until the status comes. buf holds
  * *have bytes already read. */
 static int rexec__relay(struct rexec__conn *k, uint8_t *buf, size_t cap, size_t have,
@@ -245,10 +232,9 @@ static int rexec__relay(struct rexec__conn *k, uint8_t *buf, size_t cap, size_t 
 			while ((n = execframe_parse(buf + off, have - off, &f)) > 0) {
 				off += (size_t)n;
 				if (f.stream == EXECFRAME_STDOUT || f.stream == EXECFRAME_STDERR) {
-					rexec__write_all(f.stream == EXECFRAME_STDOUT
-							     ? STDOUT_FILENO
-							     : STDERR_FILENO,
-							 f.payload, f.len);
+					util_write_all(f.stream == EXECFRAME_STDOUT ? STDOUT_FILENO
+										    : STDERR_FILENO,
+						       f.payload, f.len);
 					continue;
 				}
 				if (f.stream != EXECFRAME_STATUS)
@@ -335,13 +321,7 @@ int rexec_run(const struct rexec_opts *o, struct error **err)
 		abort();
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_CONNECT_ONLY, 1L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
-	curl_easy_setopt(c, CURLOPT_SSLCERT, o->cert_file);
-	curl_easy_setopt(c, CURLOPT_SSLKEY, o->key_file);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	nodeaddr_curl_tls(c, o->ca_file, o->cert_file, o->key_file);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, o->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	struct rexec__conn k = {.c = c, .o = o};

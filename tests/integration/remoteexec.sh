@@ -123,15 +123,7 @@ check "an unknown container: 404" \
 check "the logs are still served" test "$(mine "https://127.0.0.1:$PORT/containerLogs/rx/app/main")" = 200
 
 # A client that leaves ends its command.
-cx app -- sleep 4545 >/dev/null 2>&1 &
-XPID=$!
-check "a long command runs in the container" wait_for 15 pgrep -f -x "sleep 4545"
-kill -TERM "$XPID"
-wait "$XPID"
-RC=$?
-XPID=
-check "SIGTERM to corral exec ends it with 128+15" test "$RC" = 143
-check "and the command in the container is gone" wait_for 10 sh -c "! pgrep -f -x 'sleep 4545'"
+check_term_ends_exec 4545 cx app -- sleep 4545
 
 # Nodes that do not answer: an error, not a hang.
 node_at() { # NAME PORT

@@ -198,3 +198,22 @@ extendedKeyUsage=serverAuth" &&
 		__mkcert client ca "extendedKeyUsage=clientAuth" &&
 		__mkcert stranger stranger-ca "extendedKeyUsage=clientAuth"
 }
+
+# check_term_ends_exec NAME CMD...: CMD (a corral exec that runs `sleep
+# NAME` in a container) runs it; SIGTERM to CMD ends it with 128+15 and the
+# command in the container goes. XPID holds CMD's pid meanwhile, for a
+# final cleanup.
+XPID=
+check_term_ends_exec() {
+	local n=$1 rc
+	shift
+	"$@" >/dev/null 2>&1 &
+	XPID=$!
+	check "a long command runs in the container" wait_for 15 pgrep -f -x "sleep $n"
+	kill -TERM "$XPID"
+	wait "$XPID"
+	rc=$?
+	XPID=
+	check "SIGTERM to corral exec ends it with 128+15" test "$rc" = 143
+	check "and the command in the container is gone" wait_for 10 sh -c "! pgrep -f -x 'sleep $n'"
+}
