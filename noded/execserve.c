@@ -62,16 +62,24 @@ struct execserve *execserve_new(void)
 	return es;
 }
 
-void execserve_free(struct execserve *es)
+void execserve_stop(struct execserve *es)
 {
 	if (!es)
 		return;
-	if (write(es->stop[1], "x", 1) < 0)
+	/* the pipe stays readable: every session, present or to come, sees it */
+	if (write(es->stop[1], "x", 1) < 0 && errno != EAGAIN)
 		log_warn("exec: cannot tell the sessions to stop: %s", strerror(errno));
 	pthread_mutex_lock(&es->lock);
 	while (es->live)
 		pthread_cond_wait(&es->idle, &es->lock);
 	pthread_mutex_unlock(&es->lock);
+}
+
+void execserve_free(struct execserve *es)
+{
+	if (!es)
+		return;
+	execserve_stop(es);
 	close(es->stop[0]);
 	close(es->stop[1]);
 	pthread_cond_destroy(&es->idle);

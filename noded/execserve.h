@@ -33,7 +33,10 @@ void execserve_req_clear(struct execserve_req *req);
 struct execserve;
 
 struct execserve *execserve_new(void);
-/* Kills every session's command, waits for the sessions to end, frees. */
+/* Kills every session's command and waits for the sessions to end; a
+ * session started after this ends at once. */
+void execserve_stop(struct execserve *es);
+/* Stops (if not yet) and frees. */
 void execserve_free(struct execserve *es);
 
 /* Runs req (taken over, cleared) over sock on a thread of its own. The

@@ -321,6 +321,10 @@ static void serve__upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 	x->upgraded = true;
 	x->urh = urh;
 	struct error *err = NULL;
+	if (atomic_load(&x->s->stopping)) {
+		serve__exec_done(x);
+		return;
+	}
 	if (execserve_start(x->s->exec, sock, (const uint8_t *)extra_in, extra_in_size, &x->req,
 			    serve__exec_done, x, &err) < 0) {
 		log_warn("%s", err->msg);
@@ -420,6 +424,9 @@ static enum MHD_Result serve__exec(struct serve *s, struct MHD_Connection *conn,
 {
 	if (!s->mount)
 		return serve__reply_text(conn, MHD_HTTP_NOT_FOUND, "this node serves no exec");
+	if (atomic_load(&s->stopping))
+		return serve__reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 "the node agent stops");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_POST) != 0)
 		return serve__reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and POST");
 	struct serve_log_ref ref;
@@ -640,9 +647,10 @@ void serve_stop(struct serve *s)
 	if (!s)
 		return;
 	atomic_store(&s->stopping, true);
-	execserve_free(s->exec); /* its sessions end their upgraded connections */
+	execserve_stop(s->exec); /* its sessions end their upgraded connections */
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
+	execserve_free(s->exec);
 	free(s->log_dir);
 	free(s->mount);
 	free(s->node);
