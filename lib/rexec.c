@@ -34,7 +34,7 @@ static void rexec__on_winch(int signo)
 	rexec__winch = 1;
 }
 
-char *rexec_request_path(const struct rexec_opts *o)
+char *rexec_request_path(const struct rexec_opts *o, unsigned cols, unsigned rows)
 {
 	CURL *c = curl_easy_init();
 	if (!c)
@@ -59,6 +59,11 @@ char *rexec_request_path(const struct rexec_opts *o)
 	char *full = xasprintf("%sstdout=1&stderr=1%s%s", path, o->in ? "&stdin=1" : "",
 			       o->tty ? "&tty=1" : "");
 	free(path);
+	if (o->tty && cols && rows && cols <= UINT16_MAX && rows <= UINT16_MAX) {
+		path = full;
+		full = xasprintf("%s&cols=%u&rows=%u", path, cols, rows);
+		free(path);
+	}
 	curl_easy_cleanup(c);
 	return full;
 }
@@ -221,8 +226,6 @@ static int rexec__relay(struct rexec__conn *k, uint8_t *buf, size_t cap, size_t 
 {
 	const struct rexec_opts *o = k->o;
 	bool in_open = o->in;
-	if (o->tty && isatty(STDIN_FILENO))
-		rexec__resize(k);
 	for (;;) {
 		/* whatever libcurl holds, then whatever the socket brings */
 		for (;;) {
@@ -313,7 +316,10 @@ int rexec_run(const struct rexec_opts *o, struct error **err)
 	if (strncmp(o->base, "https://", 8) != 0)
 		return error_set(err, EINVAL, "node %s: %s is no https:// address", o->node,
 				 o->base);
-	cleanup_free char *path = rexec_request_path(o);
+	struct winsize ws = {0};
+	if (o->tty && isatty(STDIN_FILENO) && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0)
+		ws = (struct winsize){0};
+	cleanup_free char *path = rexec_request_path(o, ws.ws_col, ws.ws_row);
 	cleanup_free char *url = xasprintf("%s%s", o->base, path);
 	char errbuf[CURL_ERROR_SIZE] = "";
 	CURL *c = curl_easy_init();

@@ -28,8 +28,9 @@ struct rexec_opts {
 };
 
 /* The request's path and query: /exec/<ns>/<pod>/<container>?command=...
- * with every part escaped. Pure. */
-char *rexec_request_path(const struct rexec_opts *o);
+ * with every part escaped, and with a terminal of cols x rows (both not
+ * 0), its size from the start. Pure. */
+char *rexec_request_path(const struct rexec_opts *o, unsigned cols, unsigned rows);
 
 /* Runs the command; returns its exit status (0..255; 128 + N when signal
  * N ended it, or when signal N made us leave), or a negative errno with

@@ -149,7 +149,8 @@ static pid_t execserve__spawn(const struct execserve_req *req, int *in, int *out
 	int cin = -1, cout = -1, cerr = -1, p[2];
 	*in = *out = *errfd = -1;
 	if (req->tty) {
-		if (openpty(out, &cout, NULL, NULL, NULL) < 0)
+		struct winsize ws = {.ws_row = req->rows, .ws_col = req->cols};
+		if (openpty(out, &cout, NULL, NULL, req->cols && req->rows ? &ws : NULL) < 0)
 			return -errno;
 		fcntl(*out, F_SETFD, FD_CLOEXEC);
 		fcntl(cout, F_SETFD, FD_CLOEXEC);

@@ -21,10 +21,11 @@
 
 /* What to run: a request's command, already checked. */
 struct execserve_req {
-	pid_t target; /* the container's first process (enter_target) */
-	char **argv;  /* NULL-terminated, allocated with each string */
-	bool in;      /* the client sends standard input */
-	bool tty;     /* the command gets a terminal */
+	pid_t target;	     /* the container's first process (enter_target) */
+	char **argv;	     /* NULL-terminated, allocated with each string */
+	bool in;	     /* the client sends standard input */
+	bool tty;	     /* the command gets a terminal */
+	uint16_t cols, rows; /* its size from the start; 0: unknown */
 };
 
 void execserve_req_clear(struct execserve_req *req);

@@ -372,6 +372,15 @@ static enum MHD_Result serve__arg(void *cls, enum MHD_ValueKind kind, const char
 	return MHD_YES;
 }
 
+/* A terminal's width or height from the query; 0 when absent or bad. */
+static uint16_t serve__size(struct MHD_Connection *conn, const char *name)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, name);
+	char *end;
+	unsigned long n = v && *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+	return n && !*end && n <= UINT16_MAX ? (uint16_t)n : 0;
+}
+
 static bool serve__flag(struct MHD_Connection *conn, const char *name)
 {
 	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, name);
@@ -440,8 +449,11 @@ static enum MHD_Result serve__exec(struct serve *s, struct MHD_Connection *conn,
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
 	struct serve__args a = {0};
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, serve__arg, &a);
-	struct execserve_req req = {
-	    .argv = a.argv, .in = serve__flag(conn, "stdin"), .tty = serve__flag(conn, "tty")};
+	struct execserve_req req = {.argv = a.argv,
+				    .in = serve__flag(conn, "stdin"),
+				    .tty = serve__flag(conn, "tty"),
+				    .cols = serve__size(conn, "cols"),
+				    .rows = serve__size(conn, "rows")};
 	unsigned status = MHD_HTTP_BAD_REQUEST;
 	cleanup_free char *why = NULL;
 	if (!up || strcasecmp(up, EXECFRAME_UPGRADE) != 0)

@@ -170,15 +170,15 @@ static void test_rexec_request_path__escapes_every_part(void **state)
 			       .argv = argv,
 			       .in = true,
 			       .tty = false};
-	cleanup_free char *p = rexec_request_path(&o);
+	cleanup_free char *p = rexec_request_path(&o, 80, 24); /* no terminal: no size */
 	assert_string_equal(p, "/exec/dev/web-0/app?command=sh&command=-c&command=echo%20a%20b%26c%"
 			       "3Dd%2Fe%3Ff&stdout=1&stderr=1&stdin=1");
 	o.pod = "../x";
 	o.in = false;
 	o.tty = true;
-	cleanup_free char *q = rexec_request_path(&o);
+	cleanup_free char *q = rexec_request_path(&o, 91, 33);
 	assert_non_null(strstr(q, "/exec/dev/..%2Fx/app?"));
-	assert_non_null(strstr(q, "&tty=1"));
+	assert_non_null(strstr(q, "&tty=1&cols=91&rows=33"));
 	assert_null(strstr(q, "stdin"));
 }
 
