@@ -123,15 +123,6 @@ static int rexec__send(struct rexec__conn *k, const void *buf, size_t n, struct 
 	return 0;
 }
 
-static int rexec__frame(struct rexec__conn *k, unsigned stream, const void *payload, size_t len,
-			struct error **err)
-{
-	uint8_t h[EXECFRAME_HEADER];
-	execframe_header(h, stream, len);
-	int r = rexec__send(k, h, sizeof(h), err);
-	return r < 0 ? r : rexec__send(k, payload, len, err);
-}
-
 /* Up to n bytes: > 0 read, 0 the node closed, -EAGAIN nothing yet, -EIO. */
 static long rexec__recv(struct rexec__conn *k, void *buf, size_t n)
 {
@@ -209,90 +200,134 @@ static int rexec__refused(struct rexec__conn *k, int status, long clen, const ch
 			 status);
 }
 
-static void rexec__resize(struct rexec__conn *k)
+/* Frames for the node not yet taken by the connection. The relay never
+ * blocks on sending: the node may be sending to us at the same time. */
+struct rexec__out {
+	uint8_t *buf;
+	size_t len;
+};
+
+static void rexec__queue(struct rexec__out *q, unsigned stream, const void *payload, size_t len)
+{
+	q->buf = xrealloc(q->buf, q->len + EXECFRAME_HEADER + len);
+	execframe_header(q->buf + q->len, stream, len);
+	if (len)
+		memcpy(q->buf + q->len + EXECFRAME_HEADER, payload, len);
+	q->len += EXECFRAME_HEADER + len;
+}
+
+static void rexec__queue_resize(struct rexec__out *q)
 {
 	struct winsize ws;
 	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0)
 		return;
 	uint8_t p[4];
 	execframe_resize(p, ws.ws_col, ws.ws_row);
-	rexec__frame(k, EXECFRAME_RESIZE, p, sizeof(p), NULL);
+	rexec__queue(q, EXECFRAME_RESIZE, p, sizeof(p));
+}
+
+/* What the node sent, in buf[0..*have): output written out, the status
+ * taken. 1 when the status came (*code set), 0 for more, or -errno. */
+static int rexec__take(const struct rexec_opts *o, uint8_t *buf, size_t *have, int *code,
+		       struct error **err)
+{
+	size_t off = 0;
+	struct execframe f;
+	long n;
+	while ((n = execframe_parse(buf + off, *have - off, &f)) > 0) {
+		off += (size_t)n;
+		if (f.stream == EXECFRAME_STDOUT || f.stream == EXECFRAME_STDERR) {
+			util_write_all(f.stream == EXECFRAME_STDOUT ? STDOUT_FILENO : STDERR_FILENO,
+				       f.payload, f.len);
+			continue;
+		}
+		if (f.stream != EXECFRAME_STATUS)
+			return error_set(err, EPROTO, "node %s sent a frame of stream %u", o->node,
+					 f.stream);
+		cleanup_free char *msg = NULL;
+		int s = execframe_status_parse(f.payload, f.len, code, &msg);
+		if (s == 0)
+			return 1;
+		return error_set(err, s == 1 ? EIO : EPROTO, "node %s: %s", o->node,
+				 s == 1 ? msg : "a status that is none");
+	}
+	if (n < 0)
+		return error_set(err, EPROTO, "node %s sent something not a frame", o->node);
+	memmove(buf, buf + off, *have - off);
+	*have -= off;
+	return 0;
 }
 
 /* The upgraded stream: frames both ways until the status comes. buf holds
- * *have bytes already read. */
+ * have bytes already read. */
 static int rexec__relay(struct rexec__conn *k, uint8_t *buf, size_t cap, size_t have,
 			struct error **err)
 {
 	const struct rexec_opts *o = k->o;
 	bool in_open = o->in;
+	struct rexec__out q = {0};
+	int code = 0, r;
 	for (;;) {
 		/* whatever libcurl holds, then whatever the socket brings */
 		for (;;) {
-			size_t off = 0;
-			struct execframe f;
-			long n;
-			while ((n = execframe_parse(buf + off, have - off, &f)) > 0) {
-				off += (size_t)n;
-				if (f.stream == EXECFRAME_STDOUT || f.stream == EXECFRAME_STDERR) {
-					util_write_all(f.stream == EXECFRAME_STDOUT ? STDOUT_FILENO
-										    : STDERR_FILENO,
-						       f.payload, f.len);
-					continue;
-				}
-				if (f.stream != EXECFRAME_STATUS)
-					return error_set(err, EPROTO,
-							 "node %s sent a frame of stream %u",
-							 o->node, f.stream);
-				int code = 0;
-				cleanup_free char *msg = NULL;
-				int s = execframe_status_parse(f.payload, f.len, &code, &msg);
-				if (s == 0)
-					return code;
-				return error_set(err, s == 1 ? EIO : EPROTO, "node %s: %s", o->node,
-						 s == 1 ? msg : "a status that is none");
-			}
-			if (n < 0)
-				return error_set(err, EPROTO, "node %s sent something not a frame",
-						 o->node);
-			memmove(buf, buf + off, have - off);
-			have -= off;
-			long r = rexec__recv(k, buf + have, cap - have);
-			if (r == -EAGAIN)
+			if ((r = rexec__take(o, buf, &have, &code, err)) != 0)
+				goto out;
+			long got = rexec__recv(k, buf + have, cap - have);
+			if (got == -EAGAIN)
 				break;
-			if (r <= 0)
-				return error_set(err, EPIPE,
-						 "node %s closed the connection before the "
-						 "command's exit status",
-						 o->node);
-			have += (size_t)r;
+			if (got <= 0) {
+				r = error_set(err, EPIPE,
+					      "node %s closed the connection before the command's "
+					      "exit status",
+					      o->node);
+				goto out;
+			}
+			have += (size_t)got;
 		}
-		if (rexec__signal)
-			return 128 + rexec__signal;
+		while (q.len) {
+			size_t sent = 0;
+			CURLcode rc = curl_easy_send(k->c, q.buf, q.len, &sent);
+			if (rc == CURLE_AGAIN)
+				break;
+			if (rc != CURLE_OK) {
+				r = error_set(err, EIO, "sending to node %s: %s", o->node,
+					      curl_easy_strerror(rc));
+				goto out;
+			}
+			memmove(q.buf, q.buf + sent, q.len - sent);
+			q.len -= sent;
+		}
+		if (rexec__signal) {
+			r = -EINTR;
+			goto out;
+		}
 		if (rexec__winch) {
 			rexec__winch = 0;
-			rexec__resize(k);
+			rexec__queue_resize(&q);
+			continue;
 		}
-		struct pollfd p[2] = {{(int)k->sock, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
-		if (poll(p, in_open ? 2 : 1, -1) < 0) {
+		struct pollfd p[2] = {{(int)k->sock, (short)(POLLIN | (q.len ? POLLOUT : 0)), 0},
+				      {STDIN_FILENO, POLLIN, 0}};
+		/* standard input is read only as fast as the node takes it */
+		if (poll(p, in_open && !q.len ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return error_set(err, errno, "poll: %s", strerror(errno));
+			r = error_set(err, errno, "poll: %s", strerror(errno));
+			goto out;
 		}
-		if (in_open && p[1].revents) {
+		if (in_open && !q.len && p[1].revents) {
 			uint8_t ib[32768];
-			ssize_t r = read(STDIN_FILENO, ib, sizeof(ib));
-			if (r < 0 && errno == EINTR)
+			ssize_t n = read(STDIN_FILENO, ib, sizeof(ib));
+			if (n < 0 && errno == EINTR)
 				continue;
-			if (r <= 0)
-				in_open = false;
-			int s = rexec__frame(k, EXECFRAME_STDIN, ib, r > 0 ? (size_t)r : 0, err);
-			if (s == -EINTR)
-				return 128 + rexec__signal;
-			if (s < 0)
-				return s;
+			if (n <= 0)
+				in_open = false; /* an empty frame: its end */
+			rexec__queue(&q, EXECFRAME_STDIN, ib, n > 0 ? (size_t)n : 0);
 		}
 	}
+out:
+	free(q.buf);
+	return r == 1 ? code : r;
 }
 
 int rexec_run(const struct rexec_opts *o, struct error **err)
