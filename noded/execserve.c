@@ -21,10 +21,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
-
 #define EXECSERVE__INBUF (2 * (EXECFRAME_HEADER + EXECFRAME_MAX))
 
 struct execserve {
@@ -126,8 +122,13 @@ static void execserve__child(const struct execserve_req *req, int in, int out, i
 	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
 	    dup2(errfd, STDERR_FILENO) < 0)
 		_exit(126);
-	/* nothing of the agent's (other sessions' sockets) reaches the command */
-	syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* Nothing of the agent's reaches the command, nor the process that
+	 * stays to wait for it (enter.h), which never executes anything: the
+	 * other end of the command's input pipe held there would keep the
+	 * command from ever seeing its end. */
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+		for (int fd = 3; fd < 65536; fd++)
+			close(fd);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
