@@ -367,6 +367,7 @@ int rexec_run(const struct rexec_opts *o, struct error **err)
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	struct rexec__conn k = {.c = c, .o = o};
 	uint8_t *buf = NULL;
+	char *req = NULL; /* declared before the first goto: freed at out */
 	struct termios saved;
 	bool raw = false;
 	int r;
@@ -396,9 +397,9 @@ int rexec_run(const struct rexec_opts *o, struct error **err)
 		sigaction(sigs[i], &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	const char *host = o->base + 8;
-	cleanup_free char *req = xasprintf("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\n"
-					   "Upgrade: " EXECFRAME_UPGRADE "\r\n\r\n",
-					   path, host);
+	req = xasprintf("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\n"
+			"Upgrade: " EXECFRAME_UPGRADE "\r\n\r\n",
+			path, host);
 	if ((r = rexec__send(&k, req, strlen(req), err)) < 0)
 		goto out;
 	size_t cap = 2 * (EXECFRAME_HEADER + EXECFRAME_MAX);
@@ -431,6 +432,7 @@ out:
 	if (raw)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 	free(buf);
+	free(req);
 	curl_easy_cleanup(c);
 	return r;
 }

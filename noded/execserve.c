@@ -33,6 +33,7 @@ struct execserve {
 struct execserve__session {
 	struct execserve *es;
 	int sock;
+	int peer; /* the client's TCP socket, for POLLRDHUP; -1: none */
 	struct execserve_req req;
 	uint8_t *in; /* what came from the client, not yet taken */
 	size_t in_len;
@@ -98,10 +99,11 @@ static bool execserve__send(struct execserve__session *x, const uint8_t *buf, si
 			continue;
 		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return false;
-		struct pollfd p[2] = {{x->sock, POLLOUT, 0}, {x->es->stop[0], POLLIN, 0}};
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		struct pollfd p[3] = {
+		    {x->sock, POLLOUT, 0}, {x->es->stop[0], POLLIN, 0}, {x->peer, POLLRDHUP, 0}};
+		if (poll(p, 3, -1) < 0 && errno != EINTR)
 			return false;
-		if (p[1].revents)
+		if (p[1].revents || p[2].revents)
 			return false;
 	}
 	return true;
@@ -267,20 +269,25 @@ static void execserve__run(struct execserve__session *x)
 				in_open = false;
 			}
 		}
-		struct pollfd p[5] = {
+		struct pollfd p[6] = {
 		    {x->sock, (short)(npending == 0 ? POLLIN : 0), 0},
 		    {out_open ? out : -1, POLLIN, 0},
 		    {err_open ? errfd : -1, POLLIN, 0},
 		    {in_open && npending ? in : -1, POLLOUT, 0},
 		    {x->es->stop[0], POLLIN, 0},
+		    {x->peer, POLLRDHUP, 0},
 		};
-		if (poll(p, 5, -1) < 0) {
+		if (poll(p, 6, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (p[4].revents) {
 			stopping = true;
+			break;
+		}
+		if (p[5].revents) {
+			client = false; /* gone (the TLS relay does not say so) */
 			break;
 		}
 		if (p[1].revents)
@@ -378,13 +385,13 @@ static void *execserve__thread(void *arg)
 	return NULL;
 }
 
-int execserve_start(struct execserve *es, int sock, const uint8_t *extra, size_t extra_len,
-		    struct execserve_req *req, void (*done)(void *cls), void *cls,
+int execserve_start(struct execserve *es, int sock, int peer, const uint8_t *extra,
+		    size_t extra_len, struct execserve_req *req, void (*done)(void *cls), void *cls,
 		    struct error **err)
 {
 	struct execserve__session *x = xcalloc(1, sizeof(*x));
 	*x = (struct execserve__session){
-	    .es = es, .sock = sock, .req = *req, .done = done, .cls = cls};
+	    .es = es, .sock = sock, .peer = peer, .req = *req, .done = done, .cls = cls};
 	x->in = xmalloc(EXECSERVE__INBUF);
 	if (extra_len > EXECSERVE__INBUF)
 		extra_len = EXECSERVE__INBUF; /* the client sent before it was answered */

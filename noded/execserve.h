@@ -41,12 +41,15 @@ void execserve_stop(struct execserve *es);
 void execserve_free(struct execserve *es);
 
 /* Runs req (taken over, cleared) over sock on a thread of its own. The
- * first extra_len bytes of the stream, already read, are in extra. done
+ * first extra_len bytes of the stream, already read, are in extra. peer
+ * (or -1) is the client's own TCP socket, under the TLS that sock is
+ * relayed from: only watched for the client's leaving, which the relay
+ * does not pass on. done
  * is called once at the session's end, from its thread, after which sock
  * is never touched again (the server closes it). On failure (no thread)
  * nothing is taken and done is not called. */
-int execserve_start(struct execserve *es, int sock, const uint8_t *extra, size_t extra_len,
-		    struct execserve_req *req, void (*done)(void *cls), void *cls,
+int execserve_start(struct execserve *es, int sock, int peer, const uint8_t *extra,
+		    size_t extra_len, struct execserve_req *req, void (*done)(void *cls), void *cls,
 		    struct error **err);
 
 #endif

@@ -315,7 +315,6 @@ static void serve__upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 			    const char *extra_in, size_t extra_in_size, MHD_socket sock,
 			    struct MHD_UpgradeResponseHandle *urh)
 {
-	(void)conn;
 	(void)con_cls;
 	struct serve__exec *x = cls;
 	x->upgraded = true;
@@ -325,8 +324,10 @@ static void serve__upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 		serve__exec_done(x);
 		return;
 	}
-	if (execserve_start(x->s->exec, sock, (const uint8_t *)extra_in, extra_in_size, &x->req,
-			    serve__exec_done, x, &err) < 0) {
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (execserve_start(x->s->exec, sock, ci ? ci->connect_fd : -1, (const uint8_t *)extra_in,
+			    extra_in_size, &x->req, serve__exec_done, x, &err) < 0) {
 		log_warn("%s", err->msg);
 		error_free(err);
 		serve__exec_done(x);
