@@ -147,9 +147,10 @@ static long rexec__read_head(struct rexec__conn *k, char *buf, size_t *have, int
 		if (r == -EAGAIN) {
 			int w = rexec__wait(k, POLLIN, deadline);
 			if (w == 0)
-				return error_set(err, ETIMEDOUT,
-						 "node %s (%s) did not answer within %ld ms",
-						 k->o->node, k->o->base, k->o->timeout_ms);
+				return error_set(
+				    err, ETIMEDOUT,
+				    "node %s (%s) does not answer: nothing within %ld ms",
+				    k->o->node, k->o->base, k->o->timeout_ms);
 			if (w < 0)
 				return w;
 			continue;
@@ -379,8 +380,14 @@ int rexec_run(const struct rexec_opts *o, struct error **err)
 				rc == CURLE_SSL_CACERT_BADFILE
 			    ? EACCES
 			    : EIO;
-		r = error_set(err, e, "cannot reach node %s at %s: %s", o->node, o->base,
-			      *errbuf ? errbuf : curl_easy_strerror(rc));
+		if (e == ETIMEDOUT)
+			r = error_set(err, e,
+				      "node %s (%s) does not answer: nothing within %ld ms (%s)",
+				      o->node, o->base, o->timeout_ms,
+				      *errbuf ? errbuf : curl_easy_strerror(rc));
+		else
+			r = error_set(err, e, "cannot reach node %s at %s: %s", o->node, o->base,
+				      *errbuf ? errbuf : curl_easy_strerror(rc));
 		goto out;
 	}
 	if (curl_easy_getinfo(c, CURLINFO_ACTIVESOCKET, &k.sock) != CURLE_OK ||

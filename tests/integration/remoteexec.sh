@@ -123,7 +123,7 @@ check "an unknown container: 404" \
 check "the logs are still served" test "$(mine "https://127.0.0.1:$PORT/containerLogs/rx/app/main")" = 200
 
 # A client that leaves ends its command.
-check_term_ends_exec 4545 cx app -- sleep 4545
+check_term_ends_exec 4545 "${CX[@]}" app -- sleep 4545
 
 # Nodes that do not answer: an error, not a hang.
 node_at() { # NAME PORT
@@ -150,7 +150,7 @@ timeout 30 "${CX[@]}" --connect-timeout 2 on-silent -- true >/dev/null 2>"$T/e"
 RC=$?
 check "a node that takes the connection and never answers: an error, not a hang" test "$RC" = 1
 check "within the time-out" test $((SECONDS - START)) -le 10
-check "that says so" grep -q -i 'timed out\|did not answer' "$T/e"
+check "that says so" grep -q 'node silent (https://127.0.0.1:[0-9]*) does not answer: nothing within 2000 ms' "$T/e"
 kill "$SPID"
 wait "$SPID" 2>/dev/null
 SPID=
