@@ -4,7 +4,10 @@
  *
  * Finds the pod in the mount (its node and uid), the container's first
  * process from the node agent's state on this machine, and runs CMD in
- * that container (lib/enter.h). -i passes standard input on (else the
+ * that container (lib/enter.h). When the pod's node keeps no state on
+ * this machine, the node's own server runs CMD instead (lib/rexec.h,
+ * corral-noded(8)), reached at the address its Node object reports with a
+ * client certificate of the cluster CA. -i passes standard input on (else the
  * command reads /dev/null); -t gives the command a pseudo-terminal whose
  * other side this process relays to its own terminal, put in raw mode,
  * with window size changes passed on. Exit status: the command's (128 +
@@ -23,12 +26,16 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "enter.h"
 #include "error.h"
+#include "nodeaddr.h"
+#include "pod.h"
+#include "rexec.h"
 #include "util.h"
 #include "ynode.h"
 
@@ -45,7 +52,12 @@ static void usage(FILE *f)
 		   "kubectl.kubernetes.io/default-container, else its first)\n"
 		   "  --mount DIR          the cluster's mount (default: /cluster)\n"
 		   "  --state DIR          the node agent's state folder (default: "
-		   "/var/lib/corral)\n");
+		   "/var/lib/corral)\n"
+		   "for a pod whose node is on another machine:\n"
+		   "  --ca-file FILE       the cluster CA (default: STATE/pki/ca.crt)\n"
+		   "  --client-cert FILE   our certificate (default: STATE/pki/admin.crt)\n"
+		   "  --client-key FILE    its key (default: STATE/pki/admin.key)\n"
+		   "  --connect-timeout S  seconds to reach the node (default: 10)\n");
 }
 
 /* The container's name: -c, else the default-container annotation, else
@@ -63,16 +75,9 @@ static const char *exec__container(const struct ynode *pod, const char *want, co
 			return NULL;
 		}
 	}
-	static const char *const lists[] = {"spec.containers", "spec.initContainers",
-					    "spec.ephemeralContainers"};
-	for (size_t l = 0; l < 3; l++) {
-		const struct ynode *cs = ynode_path(pod, lists[l]);
-		for (size_t i = 0; cs && cs->type == YNODE_SEQ && i < cs->n; i++) {
-			const char *n = ynode_path_str(ynode_item(cs, i), "name");
-			if (n && strcmp(n, want) == 0)
-				return n;
-		}
-	}
+	const struct ynode *c = pod_container(pod, want);
+	if (c)
+		return ynode_path_str(c, "name");
 	fprintf(stderr, "error: container %s is not valid for pod %s\n", want, podname);
 	return NULL;
 }
@@ -93,20 +98,6 @@ static int exec__status(int status)
 	if (code)
 		fprintf(stderr, "command terminated with exit code %d\n", code);
 	return code;
-}
-
-static bool exec__write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return true;
 }
 
 /* -t: the command on a pseudo-terminal, relayed to ours. */
@@ -167,7 +158,7 @@ static int exec__tty(pid_t target, char **argv, bool in)
 			ssize_t r = read(master, buf, sizeof(buf));
 			if (r <= 0)
 				break; /* EIO: the command and its children closed it */
-			exec__write_all(STDOUT_FILENO, buf, (size_t)r);
+			util_write_all(STDOUT_FILENO, buf, (size_t)r);
 		}
 		if (in_open && p[1].revents) {
 			ssize_t r = read(STDIN_FILENO, buf, sizeof(buf));
@@ -175,9 +166,9 @@ static int exec__tty(pid_t target, char **argv, bool in)
 				in_open = false;
 				/* end of input: the terminal's end-of-file character */
 				char eof = 4;
-				exec__write_all(master, &eof, 1);
+				util_write_all(master, &eof, 1);
 			} else {
-				exec__write_all(master, buf, (size_t)r);
+				util_write_all(master, buf, (size_t)r);
 			}
 		}
 	}
@@ -213,6 +204,41 @@ static int exec__plain(pid_t target, char **argv, bool in)
 	return exec__status(enter_wait(pid));
 }
 
+/* The pod's node is elsewhere: through its server (lib/rexec.h). */
+static int exec__remote(struct rexec_opts *o, const char *mount)
+{
+	cleanup_free char *path = xasprintf("%s/nodes/%s.yaml", mount, o->node);
+	size_t len = 0;
+	cleanup_free char *text = util_read_file(path, &len);
+	struct ynode *nobj = NULL;
+	if (!text || yaml_parse_one(text, len, &nobj, NULL) < 0) {
+		fprintf(stderr, "error: unable to upgrade connection: node %s (of pod %s) %s\n",
+			o->node, o->pod, text ? "does not parse" : "is not in the cluster");
+		return 1;
+	}
+	cleanup_free char *base = nodeaddr_kubelet_base(nobj);
+	ynode_free(nobj);
+	if (!base) {
+		fprintf(stderr,
+			"error: unable to upgrade connection: node %s, which runs pod %s, is "
+			"not on this machine and reports no InternalIP and port to reach it "
+			"(corral-noded --serve-port)\n",
+			o->node, o->pod);
+		return 1;
+	}
+	o->base = base;
+	struct error *err = NULL;
+	int code = rexec_run(o, &err);
+	if (code < 0) {
+		fprintf(stderr, "error: unable to upgrade connection: %s\n", err->msg);
+		error_free(err);
+		return 1;
+	}
+	if (code)
+		fprintf(stderr, "command terminated with exit code %d\n", code);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"stdin", no_argument, NULL, 'i'},
@@ -221,10 +247,16 @@ int main(int argc, char **argv)
 					     {"container", required_argument, NULL, 'c'},
 					     {"mount", required_argument, NULL, 'M'},
 					     {"state", required_argument, NULL, 'S'},
+					     {"ca-file", required_argument, NULL, 'A'},
+					     {"client-cert", required_argument, NULL, 'C'},
+					     {"client-key", required_argument, NULL, 'K'},
+					     {"connect-timeout", required_argument, NULL, 'T'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	bool in = false, tty = false;
 	const char *ns = "default", *want = NULL, *mount = "/cluster", *state = "/var/lib/corral";
+	const char *ca = NULL, *cert = NULL, *key = NULL;
+	long timeout_ms = 10000;
 	int o;
 	while ((o = getopt_long(argc, argv, "+itn:c:h", opts, NULL)) != -1) {
 		switch (o) {
@@ -246,6 +278,26 @@ int main(int argc, char **argv)
 		case 'S':
 			state = optarg;
 			break;
+		case 'A':
+			ca = optarg;
+			break;
+		case 'C':
+			cert = optarg;
+			break;
+		case 'K':
+			key = optarg;
+			break;
+		case 'T': {
+			char *end;
+			double secs = strtod(optarg, &end);
+			if (*end || !(secs > 0) || secs > 3600) {
+				fprintf(stderr, PROG ": --connect-timeout wants seconds, not %s\n",
+					optarg);
+				return 2;
+			}
+			timeout_ms = (long)(secs * 1000);
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -309,7 +361,33 @@ int main(int argc, char **argv)
 		ynode_free(pod);
 		return 1;
 	}
-	cleanup_free char *piddir = xasprintf("%s/nodes/%s/pods/%s/c/%s", state, node, uid, cname);
+	char **cmd = argv + optind;
+	cleanup_free char *nodedir = xasprintf("%s/nodes/%s", state, node);
+	struct stat st;
+	if (stat(nodedir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		/* not a node of this machine: its server runs the command */
+		cleanup_free char *ca_d = xasprintf("%s/pki/ca.crt", state);
+		cleanup_free char *cert_d = xasprintf("%s/pki/admin.crt", state);
+		cleanup_free char *key_d = xasprintf("%s/pki/admin.key", state);
+		int code = exec__remote(
+		    &(struct rexec_opts){
+			.node = node,
+			.ns = ns,
+			.pod = podname,
+			.container = cname,
+			.argv = cmd,
+			.in = in,
+			.tty = tty,
+			.ca_file = ca ? ca : ca_d,
+			.cert_file = cert ? cert : cert_d,
+			.key_file = key ? key : key_d,
+			.timeout_ms = timeout_ms,
+		    },
+		    mount);
+		ynode_free(pod);
+		return code;
+	}
+	cleanup_free char *piddir = xasprintf("%s/pods/%s/c/%s", nodedir, uid, cname);
 	pid_t target = enter_target(piddir);
 	if (!target) {
 		fprintf(stderr,
@@ -320,6 +398,5 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ynode_free(pod);
-	char **cmd = argv + optind;
 	return tty ? exec__tty(target, cmd, in) : exec__plain(target, cmd, in);
 }

@@ -3,6 +3,7 @@
  * are kept between the reads of one file. */
 #include "remotelogs.h"
 #include "log.h"
+#include "nodeaddr.h"
 #include "treepath.h"
 #include "util.h"
 #include "workers.h"
@@ -30,24 +31,6 @@ struct remotelogs {
 bool remotelogs_is_url(const char *source)
 {
 	return source && strncmp(source, "https://", 8) == 0;
-}
-
-char *remotelogs_node_base(const struct ynode *node)
-{
-	const struct ynode *addrs = ynode_path(node, "status.addresses");
-	const char *ip = NULL;
-	for (size_t i = 0; addrs && addrs->type == YNODE_SEQ && i < addrs->n && !ip; i++) {
-		const char *t = ynode_path_str(ynode_item(addrs, i), "type");
-		if (t && strcmp(t, "InternalIP") == 0)
-			ip = ynode_path_str(ynode_item(addrs, i), "address");
-	}
-	long long port = 0;
-	if (!ip || !*ip || strlen(ip) > 45 || strpbrk(ip, "/?#@ ") ||
-	    ynode_int(ynode_path(node, "status.daemonEndpoints.kubeletEndpoint.Port"), &port) < 0 ||
-	    port <= 0 || port > 65535)
-		return NULL;
-	return strchr(ip, ':') ? xasprintf("https://[%s]:%lld", ip, port)
-			       : xasprintf("https://%s:%lld", ip, port);
 }
 
 /* Whether one containerStatuses entry says its container has output. */
@@ -140,7 +123,7 @@ struct remotelogs_ent *remotelogs_pods(struct remotelogs *rl, const char *ns, ch
 			node_names = xrealloc(node_names, sizeof(char *) * (nnodes + 1));
 			node_bases = xrealloc(node_bases, sizeof(char *) * (nnodes + 1));
 			node_names[nnodes] = xstrdup(node);
-			node_bases[nnodes] = nobj ? remotelogs_node_base(nobj) : NULL;
+			node_bases[nnodes] = nobj ? nodeaddr_kubelet_base(nobj) : NULL;
 			nnodes++;
 		}
 		base = node_bases[k];
@@ -189,13 +172,7 @@ static CURL *remotelogs__handle(struct remotelogs *rl)
 	if (!c && !(c = curl_easy_init()))
 		abort(); /* out of memory */
 	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_CAINFO, rl->ca_file);
-	curl_easy_setopt(c, CURLOPT_SSLCERT, rl->cert_file);
-	curl_easy_setopt(c, CURLOPT_SSLKEY, rl->key_file);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	nodeaddr_curl_tls(c, rl->ca_file, rl->cert_file, rl->key_file);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, rl->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
 			 rl->timeout_ms < REMOTELOGS_CONNECT_MS ? rl->timeout_ms

@@ -50,9 +50,6 @@ void remotelogs_free(struct remotelogs *rl);
 /* Whether a logs/ node's source is a remote log's URL. */
 bool remotelogs_is_url(const char *source);
 
-/* "https://<InternalIP>:<Port>" of a Node object, or NULL when it reports
- * no address or no port. Pure. */
-char *remotelogs_node_base(const struct ynode *node);
 /* Whether the pod's status says container has started (it runs, or ran:
  * it has output). Pure. */
 bool remotelogs_container_started(const struct ynode *pod, const char *container);

@@ -53,3 +53,18 @@ bool pod_is_available(const struct ynode *pod, long long min_ready, int64_t now,
 		*wait_s = left;
 	return false;
 }
+
+const struct ynode *pod_container(const struct ynode *pod, const char *name)
+{
+	static const char *const lists[] = {"spec.containers", "spec.initContainers",
+					    "spec.ephemeralContainers"};
+	for (size_t l = 0; name && l < sizeof(lists) / sizeof(lists[0]); l++) {
+		const struct ynode *cs = ynode_path(pod, lists[l]);
+		for (size_t i = 0; cs && cs->type == YNODE_SEQ && i < cs->n; i++) {
+			const char *n = ynode_path_str(ynode_item(cs, i), "name");
+			if (n && strcmp(n, name) == 0)
+				return ynode_item(cs, i);
+		}
+	}
+	return NULL;
+}

@@ -24,5 +24,9 @@ bool pod_is_ready(const struct ynode *pod, int64_t *since);
  * when ready but not yet long enough, *wait_s (may be NULL) gets the
  * seconds left. */
 bool pod_is_available(const struct ynode *pod, long long min_ready, int64_t now, int64_t *wait_s);
+/* The container called name among spec.containers, spec.initContainers
+ * and spec.ephemeralContainers (kubectl exec takes any of them); NULL when
+ * there is none. */
+const struct ynode *pod_container(const struct ynode *pod, const char *name);
 
 #endif

@@ -590,6 +590,9 @@ int main(int argc, char **argv)
 		    .cert_file = cf.tls_cert_file,
 		    .key_file = cf.tls_key_file,
 		    .client_ca_file = cf.client_ca_file,
+		    .mount = cf.mount,
+		    .node = cf.name,
+		    .state_dir = cf.state,
 		};
 		if (!(serve = serve_start(&so, &err)))
 			goto out_node;

@@ -1,5 +1,5 @@
 /* fuzz_serve.c: what corral-noded's log server takes from the network
- * (noded/serve.h): a request's path, of which every accepted part must be
+ * (noded/serve.h): a request's path (a log's or an exec's), of which every accepted part must be
  * a name that is safe on a disk, and a Range header, whose range must lie
  * within the file. The first byte picks which. */
 #include <stddef.h>
@@ -24,7 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 1) {
 		struct serve_log_ref r;
 		struct error *err = NULL;
-		if (serve_parse_log_path(s, &r, &err) == 0) {
+		int (*parse)(const char *, struct serve_log_ref *, struct error **) =
+		    data[0] & 2 ? serve_parse_exec_path : serve_parse_log_path;
+		if (parse(s, &r, &err) == 0) {
 			check_part(r.ns);
 			check_part(r.pod);
 			check_part(r.container);

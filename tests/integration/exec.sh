@@ -73,15 +73,7 @@ check "an unknown container is refused with kubectl's words" sh -c "\"$ROOT/tool
 check "an unknown pod too" sh -c "\"$ROOT/tools/corral\" exec --mount '$M' --state '$NSTATE' -n ex nopod -- true 2>&1 | grep -q 'pods \"nopod\" not found'"
 
 # A signal to corral exec reaches the command, and the command goes.
-"$ROOT/tools/corral" exec --mount "$M" --state "$NSTATE" -n ex app -- sleep 4242 >/dev/null 2>&1 &
-XPID=$!
-check "a long command runs in the container" wait_for 15 pgrep -f -x "sleep 4242"
-kill -TERM "$XPID"
-wait "$XPID"
-RC=$?
-XPID=
-check "SIGTERM to corral exec ends it with 128+15" test "$RC" = 143
-check "and the command in the container is gone" wait_for 10 sh -c "! pgrep -f -x 'sleep 4242'"
+check_term_ends_exec 4242 "$ROOT/tools/corral" exec --mount "$M" --state "$NSTATE" -n ex app -- sleep 4242
 "$ROOT/tools/corral" exec --mount "$M" --state "$NSTATE" -n ex app -- sleep 4343 >/dev/null 2>&1 &
 XPID=$!
 check "SIGKILL to corral exec (it cannot pass that on):" wait_for 15 pgrep -f -x "sleep 4343"

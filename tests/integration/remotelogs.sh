@@ -13,37 +13,10 @@ command -v curl >/dev/null || { echo "not ok - curl is missing"; exit 1; }
 NPID=
 trap '[ -n "$NPID" ] && kill "$NPID" 2>/dev/null; [ -n "$NPID" ] && wait "$NPID" 2>/dev/null; cleanup' EXIT
 
-# free_port: a loopback TCP port nothing listens on now
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 20000))
-		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-	done
-	return 1
-}
-
 # The PKI: the cluster CA, the node's server certificate (for 127.0.0.1),
 # corral-fs's client certificate, and a stranger's CA and certificate.
 P=$T/pki
-mkdir -p "$P"
-mkca() { # NAME
-	openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=$1" \
-		-keyout "$P/$1.key" -out "$P/$1.crt" -addext "basicConstraints=critical,CA:TRUE" \
-		-addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
-}
-mkcert() { # NAME CA EXT
-	openssl req -newkey rsa:2048 -nodes -subj "/CN=$1" -keyout "$P/$1.key" -out "$P/$1.csr" 2>/dev/null &&
-		printf '%s\n' "$3" >"$P/$1.ext" &&
-		openssl x509 -req -in "$P/$1.csr" -CA "$P/$2.crt" -CAkey "$P/$2.key" -CAcreateserial \
-			-days 2 -sha256 -extfile "$P/$1.ext" -out "$P/$1.crt" 2>/dev/null
-}
-mkca ca && mkca stranger-ca &&
-	mkcert node ca "subjectAltName=IP:127.0.0.1
-extendedKeyUsage=serverAuth" &&
-	mkcert client ca "extendedKeyUsage=clientAuth" &&
-	mkcert stranger stranger-ca "extendedKeyUsage=clientAuth" ||
-	{ echo "not ok - openssl cannot make the test's certificates"; exit 1; }
+make_test_pki "$P" || { echo "not ok - openssl cannot make the test's certificates"; exit 1; }
 
 FSLOGS=$T/fslogs NLOGS=$T/nodelogs
 mkdir -p "$FSLOGS" "$NLOGS"

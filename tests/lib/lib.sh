@@ -162,3 +162,58 @@ stop_real_node() {
 	NPID=
 	node_net_cleanup "$NSTATE" "$RN_NAME"
 }
+
+# free_port: a loopback TCP port nothing listens on now
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# make_test_pki DIR: with openssl, in DIR, a cluster CA (ca.crt, ca.key),
+# a node's server certificate for 127.0.0.1 (node.crt, node.key), a
+# client certificate of the CA (client.crt, client.key), and a stranger's
+# CA and client certificate (stranger.crt, stranger.key). 0 or 1.
+make_test_pki() {
+	local P=$1
+	mkdir -p "$P" || return 1
+	__mkca() { # NAME
+		openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=$1" \
+			-keyout "$P/$1.key" -out "$P/$1.crt" -addext "basicConstraints=critical,CA:TRUE" \
+			-addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+	}
+	__mkcert() { # NAME CA EXT
+		openssl req -newkey rsa:2048 -nodes -subj "/CN=$1" -keyout "$P/$1.key" -out "$P/$1.csr" 2>/dev/null &&
+			printf '%s\n' "$3" >"$P/$1.ext" &&
+			openssl x509 -req -in "$P/$1.csr" -CA "$P/$2.crt" -CAkey "$P/$2.key" -CAcreateserial \
+				-days 2 -sha256 -extfile "$P/$1.ext" -out "$P/$1.crt" 2>/dev/null
+	}
+	command -v openssl >/dev/null &&
+		__mkca ca && __mkca stranger-ca &&
+		__mkcert node ca "subjectAltName=IP:127.0.0.1
+extendedKeyUsage=serverAuth" &&
+		__mkcert client ca "extendedKeyUsage=clientAuth" &&
+		__mkcert stranger stranger-ca "extendedKeyUsage=clientAuth"
+}
+
+# check_term_ends_exec NAME CMD...: CMD (a corral exec that runs `sleep
+# NAME` in a container) runs it; SIGTERM to CMD ends it with 128+15 and the
+# command in the container goes. XPID holds CMD's pid meanwhile, for a
+# final cleanup.
+XPID=
+check_term_ends_exec() {
+	local n=$1 rc
+	shift
+	"$@" >/dev/null 2>&1 &
+	XPID=$!
+	check "a long command runs in the container" wait_for 15 pgrep -f -x "sleep $n"
+	kill -TERM "$XPID"
+	wait "$XPID"
+	rc=$?
+	XPID=
+	check "SIGTERM to corral exec ends it with 128+15" test "$rc" = 143
+	check "and the command in the container is gone" wait_for 10 sh -c "! pgrep -f -x 'sleep $n'"
+}

@@ -7,25 +7,26 @@
 #include "store.h"
 #include "testlib.h"
 
+#include "nodeaddr.h"
 #include "remotelogs.h"
 #include "util.h"
 
-static void test_remotelogs_node_base__internal_ip_and_port(void **state)
+static void test_nodeaddr_kubelet_base__internal_ip_and_port(void **state)
 {
 	(void)state;
 	cleanup_ynode struct ynode *n =
 	    y("status: {addresses: [{type: Hostname, address: far}, {type: InternalIP, address: "
 	      "10.0.0.7}], daemonEndpoints: {kubeletEndpoint: {Port: 10250}}}");
-	cleanup_free char *base = remotelogs_node_base(n);
+	cleanup_free char *base = nodeaddr_kubelet_base(n);
 	assert_string_equal(base, "https://10.0.0.7:10250");
 	cleanup_ynode struct ynode *v6 =
 	    y("status: {addresses: [{type: InternalIP, address: 'fd00::7'}], daemonEndpoints: "
 	      "{kubeletEndpoint: {Port: 10250}}}");
-	cleanup_free char *b6 = remotelogs_node_base(v6);
+	cleanup_free char *b6 = nodeaddr_kubelet_base(v6);
 	assert_string_equal(b6, "https://[fd00::7]:10250");
 }
 
-static void test_remotelogs_node_base__none_without_address_or_port(void **state)
+static void test_nodeaddr_kubelet_base__none_without_address_or_port(void **state)
 {
 	(void)state;
 	static const char *const bad[] = {
@@ -47,7 +48,7 @@ static void test_remotelogs_node_base__none_without_address_or_port(void **state
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		cleanup_ynode struct ynode *n = y(bad[i]);
-		cleanup_free char *base = remotelogs_node_base(n);
+		cleanup_free char *base = nodeaddr_kubelet_base(n);
 		if (base)
 			fail_msg("%s gave %s", bad[i], base);
 	}
@@ -158,8 +159,8 @@ static void test_remotelogs_new__wants_all_three_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_remotelogs_node_base__internal_ip_and_port),
-	    cmocka_unit_test(test_remotelogs_node_base__none_without_address_or_port),
+	    cmocka_unit_test(test_nodeaddr_kubelet_base__internal_ip_and_port),
+	    cmocka_unit_test(test_nodeaddr_kubelet_base__none_without_address_or_port),
 	    cmocka_unit_test(test_remotelogs_container_started__running_or_ran),
 	    cmocka_unit_test(test_remotelogs_pods__only_started_pods_of_serving_nodes),
 	    cmocka_unit_test(test_remotelogs_new__wants_all_three_files),

@@ -35,6 +35,30 @@ static void test_serve_parse_log_path__takes_the_three_names(void **state)
 	serve_log_ref_clear(&r);
 }
 
+static void test_serve_parse_exec_path__takes_the_three_names_after_exec(void **state)
+{
+	(void)state;
+	struct serve_log_ref r;
+	assert_int_equal(serve_parse_exec_path("/exec/dev/web-0/app", &r, NULL), 0);
+	assert_string_equal(r.ns, "dev");
+	assert_string_equal(r.pod, "web-0");
+	assert_string_equal(r.container, "app");
+	serve_log_ref_clear(&r);
+	static const char *const bad[] = {"/containerLogs/dev/web/app", "/exec/dev/web",
+					  "/exec/dev/../app",		"/exec/dev/web/app/x",
+					  "/exec/dev/web/..",		"/exec//web/app",
+					  "/exec/dev/web_1/app",	"/execs/dev/web/app"};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		cleanup_error struct error *err = NULL;
+		if (serve_parse_exec_path(bad[i], &r, &err) != -EINVAL)
+			fail_msg("%s taken", bad[i]);
+		assert_non_null(err);
+		assert_null(r.ns);
+	}
+	/* and a log's path takes no exec */
+	assert_int_equal(serve_parse_log_path("/exec/dev/web/app", &r, NULL), -EINVAL);
+}
+
 static void test_serve_parse_log_path__rejects_escapes_and_bad_names(void **state)
 {
 	(void)state;
@@ -276,6 +300,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_serve_parse_log_path__takes_the_three_names),
 	    cmocka_unit_test(test_serve_parse_log_path__rejects_escapes_and_bad_names),
+	    cmocka_unit_test(test_serve_parse_exec_path__takes_the_three_names_after_exec),
 	    cmocka_unit_test(test_serve_parse_log_path__fuzz_never_accepts_unsafe_parts),
 	    cmocka_unit_test(test_serve_parse_range__one_range_within_the_file),
 	    cmocka_unit_test(test_podlogs_instance__splits_the_folder_name),
