@@ -201,22 +201,27 @@ for i in 2 3; do
 done
 check "host 3's inotify saw it created (IN_CREATE)" wait_for 5 grep -q 'CREATE,ISDIR dev$' "$T/ns3.ev"
 watch 2 dep2 "$NS/deployments" || fail "inotifywait on host 2's deployments/"
-cat >"$T/web.yaml" <<'EOF'
+# deployment NAME REPLICAS [FIRST]: a Deployment of busybox pods (one
+# container, app) that say FIRST, then wait, and stop at once on SIGTERM
+deployment() {
+	cat <<EOF
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: web}
+metadata: {name: $1}
 spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
+  replicas: $2
+  selector: {matchLabels: {app: $1}}
   template:
-    metadata: {labels: {app: web}}
+    metadata: {labels: {app: $1}}
     spec:
       terminationGracePeriodSeconds: 1
       containers:
-      - name: web
+      - name: app
         image: busybox
-        command: [sh, -c, "trap 'exit 0' TERM; while :; do sleep 1; done"]
+        command: [sh, -c, "echo ${3:-started}; trap 'exit 0' TERM; while :; do sleep 1; done"]
 EOF
+}
+deployment web 1 >"$T/web.yaml"
 t0=$(date +%s%N)
 on 1 cp "$T/web.yaml" "$NS/"
 check "a Deployment copied into host 1's drop box: host 2's inotify sees deployments/web.yaml" \
@@ -291,22 +296,7 @@ check "the raced object's history holds its create and the three winners" test "
 # ---- pods on host 3, their logs on host 1 ------------------------------------------------
 # Hosts 1 and 2 cordoned while far's pods are placed: both land on host 3.
 for n in lab-1 lab-2; do on 1 "$CORRAL" cordon "$n" --mount "$LM" >/dev/null || fail "cordon $n"; done
-cat >"$T/far.yaml" <<'EOF'
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: far}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: far}}
-  template:
-    metadata: {labels: {app: far}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: app
-        image: busybox
-        command: [sh, -c, "echo far says hello; trap 'exit 0' TERM; while :; do sleep 1; done"]
-EOF
+deployment far 2 "far says hello" >"$T/far.yaml"
 on 1 cp "$T/far.yaml" "$NS/deployments/far.yaml" || fail "host 1 writes deployments/far.yaml"
 # far_pods_on NODE...: far's pods that run on one of NODE..., one a line
 far_pods_on() {
