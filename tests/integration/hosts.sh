@@ -42,6 +42,13 @@ hosts_down() {
 	if [ -n "${HOSTS_TEST_LOGS:-}" ]; then
 		mkdir -p "$HOSTS_TEST_LOGS" && cp -r "$T"/lab "$T"/*.out "$HOSTS_TEST_LOGS"/ 2>/dev/null
 	fi
+	# A killed host's agent could not remove its nodes' cgroups (cgroup2,
+	# shared with the machine): once nothing of the host runs, the empty
+	# ones go.
+	for ((i = 1; i <= LAB_N; i++)); do
+		lab_kill_host "$i"
+		lab_exec "$i" find "/sys/fs/cgroup/corral/$(hash8 "lab-$i")" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
 	lab_down
 }
 trap 'hosts_down; cleanup' EXIT
