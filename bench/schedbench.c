@@ -48,6 +48,7 @@ struct bench {
 	const char *mount;
 	const char *ns;
 	long count;
+	long first; /* the number of the first node written (nodes) */
 	int threads;
 	long owners;
 	double seconds;
@@ -99,7 +100,8 @@ static void *node_writer(void *arg)
 		if (i >= b->count)
 			return NULL;
 		int cpus = (int[]){4, 8, 8, 16}[i % 4];
-		snprintf(path, sizeof(path), "%s/nodes/node-%05ld.yaml", b->mount, i + 1);
+		long k = i + b->first; /* the node's number */
+		snprintf(path, sizeof(path), "%s/nodes/node-%05ld.yaml", b->mount, k);
 		int n = snprintf(text, sizeof(text),
 				 "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-%05ld\n"
 				 "  labels: {kubernetes.io/hostname: node-%05ld, bench: hollow}\n"
@@ -107,7 +109,7 @@ static void *node_writer(void *arg)
 				 "  capacity: {cpu: \"%d\", memory: %dGi, pods: \"110\"}\n"
 				 "  allocatable: {cpu: \"%d\", memory: %dGi, pods: \"110\"}\n"
 				 "  conditions: [{type: Ready, status: \"True\"}]\n",
-				 i + 1, i + 1, cpus, 2 * cpus, cpus, 2 * cpus);
+				 k, k, cpus, 2 * cpus, cpus, 2 * cpus);
 		int e = write_file(path, text, (size_t)n);
 		if (e)
 			report(b, "write", path, e);
@@ -481,7 +483,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: schedbench nodes|pods|check -m MOUNT [-N NS] [-n COUNT] [-t THREADS] "
-		"[-o OWNERS] [-s SECONDS] [-p SCHED_PID] [-P FS_PID]\n");
+		"[-o OWNERS] [-s SECONDS] [-p SCHED_PID] [-P FS_PID] [-f FIRST_NODE]\n");
 	exit(2);
 }
 
@@ -491,10 +493,10 @@ int main(int argc, char **argv)
 		usage();
 	const char *op = argv[1];
 	struct bench b = {
-	    .ns = "bench", .count = 1000, .threads = 16, .owners = 100, .seconds = 180};
+	    .ns = "bench", .count = 1000, .threads = 16, .owners = 100, .seconds = 180, .first = 1};
 	int c;
 	optind = 2;
-	while ((c = getopt(argc, argv, "m:N:n:t:o:s:p:P:")) != -1) {
+	while ((c = getopt(argc, argv, "m:N:n:t:o:s:p:P:f:")) != -1) {
 		switch (c) {
 		case 'm':
 			b.mount = optarg;
@@ -520,11 +522,14 @@ int main(int argc, char **argv)
 		case 'P':
 			b.fs_pid = atoi(optarg);
 			break;
+		case 'f':
+			b.first = atol(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
-	if (!b.mount || b.count < 1 || b.threads < 1)
+	if (!b.mount || b.count < 1 || b.threads < 1 || b.first < 1)
 		usage();
 	if (!strcmp(op, "nodes"))
 		return run_nodes(&b);

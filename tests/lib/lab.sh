@@ -12,11 +12,16 @@
 #                   seen nowhere else.
 #   lab_exec I CMD  runs CMD on host I (its network, mount and UTS namespaces)
 #   lab_ip I        host I's address
-#   lab_etcd_up     one etcd member per host (client 10.77.0.I:2379, peer
-#                   :2380, data in $T/lab/hI/etcd), returns once all are
-#                   healthy; LAB_STORE is then the etcd://... for --store
+#   lab_etcd_up [N] one etcd member per host, on hosts 1..N (default all;
+#                   the others free for a cluster of their own) (client
+#                   10.77.0.I:2379, peer :2380, data in $T/lab/hI/etcd),
+#                   returns once all are healthy; LAB_STORE is then the
+#                   etcd://... for --store
 #   lab_etcd_kill I kill -9 host I's member
-#   lab_kill_host I kill -9 every process in host I's network namespace
+#   lab_kill_host I kill -9 every process of host I: those in its network
+#                   or mount namespace and all their descendants (a pod's
+#                   processes live in network and mount namespaces of
+#                   their own), frozen first so that none forks away
 #   lab_down        kills what runs in the hosts, deletes the namespaces (and
 #                   with them every link, address, route and nftables table
 #                   made in them); the caller's EXIT trap calls it.
@@ -37,6 +42,12 @@ lab_ns() { echo "$LAB_PFX-h$1"; }
 lab_up() {
 	local n=$1 i ns pidf
 	mkdir -p "$T/lab" /run/corral || return 1
+	# The suites point proxies at a dead port (lib.sh) so that nothing
+	# reaches the Internet; the lab's addresses are direct: etcd's JSON
+	# gateway dials its own member, corral-fs a node's log server.
+	NO_PROXY=${NO_PROXY:+$NO_PROXY,}10.77.0.0/24
+	for ((i = 1; i <= n; i++)); do NO_PROXY+=,$(lab_ip "$i"); done
+	export NO_PROXY no_proxy=$NO_PROXY
 	ip netns add "$LAB_BR" || return 1
 	ip -n "$LAB_BR" link set lo up
 	ip -n "$LAB_BR" link add lab0 type bridge
@@ -77,18 +88,19 @@ lab_exec() {
 }
 
 lab_etcd_up() {
-	local i cluster='' urls=()
+	local i cluster='' urls=() n=${1:-$LAB_N}
 	command -v etcd >/dev/null || { echo "lab: no etcd (apt-get install etcd-server)" >&2; return 1; }
-	for ((i = 1; i <= LAB_N; i++)); do
+	[ "$n" -ge 1 ] && [ "$n" -le "$LAB_N" ] || { echo "lab: no hosts 1..$n" >&2; return 1; }
+	for ((i = 1; i <= n; i++)); do
 		cluster+=${cluster:+,}h$i=http://$(lab_ip "$i"):2380
 		urls+=("$(lab_ip "$i"):2379")
 	done
-	for ((i = 1; i <= LAB_N; i++)); do lab_etcd_start "$i" "$cluster"; done
+	for ((i = 1; i <= n; i++)); do lab_etcd_start "$i" "$cluster"; done
 	LAB_STORE=etcd://$(
 		IFS=,
 		echo "${urls[*]}"
 	)
-	for ((i = 1; i <= LAB_N; i++)); do
+	for ((i = 1; i <= n; i++)); do
 		wait_for 30 lab_etcd_healthy "$i" ||
 			{ echo "lab: etcd on host $i is not healthy: $(tail -3 "$T/lab/h$i/etcd.log")" >&2; return 1; }
 	done
@@ -118,16 +130,45 @@ lab_etcd_kill() {
 	LAB_ETCD[$i]=
 }
 
-# lab_pids I: the processes in host I's network namespace, its anchor aside.
+# lab_pids I: the processes of host I, its anchor aside: those in its
+# network namespace or its mount namespace (the anchor's), and every
+# descendant of theirs (a pod's pause and containers: namespaces of their
+# own, started by the host's agent).
 lab_pids() {
-	local p
-	for p in $(ip netns pids "$(lab_ns "$1")" 2>/dev/null); do
-		[ "$p" = "${LAB_ANCHOR[$1]}" ] || echo "$p"
-	done
+	local a=${LAB_ANCHOR[$1]:-} mnt
+	[ -n "$a" ] || return 0
+	mnt=$(readlink "/proc/$a/ns/mnt" 2>/dev/null) || return 0
+	{
+		ip netns pids "$(lab_ns "$1")" 2>/dev/null
+		echo "mnt $mnt"
+		stat -c 'ns %n %N' /proc/[0-9]*/ns/mnt 2>/dev/null | tr -d "'"
+		cat /proc/[0-9]*/stat 2>/dev/null | awk '{ p = $1; sub(/.*\) /, ""); print "pp", p, $2 }'
+	} | awk -v anchor="$a" '
+		NF == 1 { own[$1] = 1; next }
+		$1 == "mnt" { mnt = $2; next }
+		$1 == "ns" { p = $2; sub(/^\/proc\//, "", p); sub(/\/.*/, "", p); ns[p] = $NF; next }
+		$1 == "pp" { parent[$2] = $3; pids[++n] = $2 }
+		END {
+			for (i = 1; i <= n; i++) if (ns[pids[i]] == mnt) own[pids[i]] = 1
+			do { more = 0
+				for (i = 1; i <= n; i++) { p = pids[i]
+					if (!(p in own) && (parent[p] in own)) { own[p] = 1; more = 1 } }
+			} while (more)
+			for (p in own) if (p != anchor && p != "") print p
+		}'
 }
 
 lab_kill_host() {
-	local i=$1 p
+	local i=$1 p ps n=-1
+	# freeze until no new process shows up, then kill them all
+	for _ in $(seq 20); do
+		ps=$(lab_pids "$i")
+		for p in $ps; do kill -STOP "$p" 2>/dev/null; done
+		[ "$(echo "$ps" | wc -w)" = "$n" ] && break
+		n=$(echo "$ps" | wc -w)
+	done
+	for p in $ps; do kill -9 "$p" 2>/dev/null; done
+	for _ in $(seq 50); do [ -z "$(lab_pids "$i")" ] && break; sleep 0.1; done
 	for p in $(lab_pids "$i"); do kill -9 "$p" 2>/dev/null; done
 	LAB_ETCD[$i]=
 }
