@@ -314,8 +314,16 @@ static int fresh__after(enum fresh_mode mode, const char *path, const char *name
 		 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  finalizers: []\n", name);
 	if (fresh__put(path, doc) < 0 && errno != ENOENT)
 		return -1;
+	/* The file leaves once the kernel's entry is dropped, which the
+	 * notifier does after the close: wait for that state. */
 	struct stat st;
-	return stat(path, &st) == 0 ? -1 : 0;
+	for (int k = 0; k < 1000; k++) {
+		if (stat(path, &st) < 0)
+			return errno == ENOENT ? 0 : -1;
+		usleep(10000);
+	}
+	errno = EEXIST;
+	return -1;
 }
 
 int main(int argc, char **argv)
