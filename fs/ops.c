@@ -1433,8 +1433,8 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	/* A file renamed over an object name (sed -i, rsync, vim's or emacs'
 	 * save): its bytes are the object's new text, taken whole now, after
 	 * the page cache's readers of the object it replaces. */
-	struct fs__rename_over ro = {.req = req, .ino = ino, .newparent = newparent,
-				     .newname = newname};
+	struct fs__rename_over ro = {
+	    .req = req, .ino = ino, .newparent = newparent, .newname = newname};
 	fs__target_of(ndir, newname, &ro.t);
 	ro.text = n->type == NODE_SCRATCH ? xmemdup0(n->data, n->size) : NULL;
 	ro.len = n->type == NODE_SCRATCH ? n->size : 0;

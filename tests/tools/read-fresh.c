@@ -155,8 +155,8 @@ static int fresh__reader(enum fresh_mode mode, int in, int out)
 		if (strcmp(watched, dir) != 0) {
 			if (wd >= 0)
 				inotify_rm_watch(ino, wd);
-			wd = inotify_add_watch(ino, dir,
-					       IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_DELETE);
+			wd = inotify_add_watch(
+			    ino, dir, IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_DELETE);
 			snprintf(watched, sizeof(watched), "%s", dir);
 		}
 		if (m.prime) {
@@ -311,7 +311,8 @@ static int fresh__after(enum fresh_mode mode, const char *path, const char *name
 		return 0;
 	/* The finalizer removed: the ConfigMap goes. */
 	snprintf(doc, sizeof(doc),
-		 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  finalizers: []\n", name);
+		 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  finalizers: []\n",
+		 name);
 	if (fresh__put(path, doc) < 0 && errno != ENOENT)
 		return -1;
 	/* The file leaves once the kernel's entry is dropped, which the
@@ -329,7 +330,8 @@ static int fresh__after(enum fresh_mode mode, const char *path, const char *name
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: read-fresh PATH ROUNDS [write|truncate|rename|rm|terminate]\n");
+		fprintf(stderr,
+			"usage: read-fresh PATH ROUNDS [write|truncate|rename|rm|terminate]\n");
 		return 2;
 	}
 	const char *path = argv[1];
@@ -367,7 +369,8 @@ int main(int argc, char **argv)
 	int failed = 0;
 	for (int i = 1; i <= rounds && !failed; i++) {
 		char target[700];
-		if (fresh__change(mode, path, name, i, to[1], back[0], target, sizeof(target)) < 0) {
+		if (fresh__change(mode, path, name, i, to[1], back[0], target, sizeof(target)) <
+		    0) {
 			fprintf(stderr, "read-fresh: round %d: %s %s: %s\n", i, modes[mode], target,
 				strerror(errno));
 			failed = 1;
