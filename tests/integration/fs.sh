@@ -217,6 +217,7 @@ rm -f "$P/pods/creating.yaml"
 printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\nspec:\n  containers: [{name: a, image: busybox}]\n' >"$P/pods/race.yaml"
 check "readers only ever see whole stored versions while writers rewrite in place" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3
 check "... also when the versions span pages of different counts" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3 3
+check "... also when the writers rename each version over it" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3 3 rename
 # What an informer relies on: once a writer's close returns (IN_CLOSE_WRITE),
 # another process reads that version at once, from the page cache too.
 check "a read right after a close sees that version (resourceVersion only grows)" "$BUILD/tests/tools/read-fresh" "$P/configmaps/fresh.yaml" 200
