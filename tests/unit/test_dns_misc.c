@@ -237,12 +237,10 @@ static int open_fds(void)
 	return n;
 }
 
-static void test_misc__server_udp_threads(void **state)
+/* A zone with one Service: dev/web at 10.96.1.5. */
+static struct zone *web_zone(void)
 {
-	(void)state;
-	int fds = open_fds();
 	struct error *err = NULL;
-	struct loop *loop = loop_new(&err);
 	struct zone *z = zone_new("cluster.local", 5, "10.96.0.10", &err);
 	assert_non_null(z);
 	struct ynode *svc = NULL;
@@ -250,17 +248,34 @@ static void test_misc__server_udp_threads(void **state)
 	assert_int_equal(yaml_parse_one(web, strlen(web), &svc, &err), 0);
 	zone_set_service(z, "dev", "web", svc, NULL);
 	ynode_free(svc);
+	return z;
+}
+
+/* 3 UDP threads on 127.0.0.1:port (the server keeps a pointer to it:
+ * the caller's copy must outlive the server). */
+static struct server_config three_threads(int port, const char *upstreams)
+{
+	return (struct server_config){.listen = "127.0.0.1",
+				      .port = port,
+				      .tcp_idle_ms = 1000,
+				      .tcp_max = 4,
+				      .threads = 3,
+				      .upstreams = upstreams,
+				      .forward_timeout_ms = 2000};
+}
+
+static void test_misc__server_udp_threads(void **state)
+{
+	(void)state;
+	int fds = open_fds();
+	struct error *err = NULL;
+	struct loop *loop = loop_new(&err);
+	struct zone *z = web_zone();
 	int up_port, port = free_port();
 	int upstream = udp_socket(&up_port);
 	cleanup_free char *ups = xasprintf("127.0.0.1:%d", up_port);
 	struct metrics m = {0};
-	struct server_config cfg = {.listen = "127.0.0.1",
-				    .port = port,
-				    .tcp_idle_ms = 1000,
-				    .tcp_max = 4,
-				    .threads = 3,
-				    .upstreams = ups,
-				    .forward_timeout_ms = 2000};
+	struct server_config cfg = three_threads(port, ups);
 	struct server *s = server_new(loop, &cfg, z, &m, &err);
 	assert_non_null(s);
 	/* clients on many ports, spread over the threads' sockets */
@@ -332,22 +347,10 @@ static void test_misc__server_udp_thread_dies(void **state)
 	int fds = open_fds();
 	struct error *err = NULL;
 	struct loop *loop = loop_new(&err);
-	struct zone *z = zone_new("cluster.local", 5, "10.96.0.10", &err);
-	assert_non_null(z);
-	struct ynode *svc = NULL;
-	const char *web = "{spec: {clusterIP: 10.96.1.5}}";
-	assert_int_equal(yaml_parse_one(web, strlen(web), &svc, &err), 0);
-	zone_set_service(z, "dev", "web", svc, NULL);
-	ynode_free(svc);
+	struct zone *z = web_zone();
 	int port = free_port();
 	struct metrics m = {0};
-	struct server_config cfg = {.listen = "127.0.0.1",
-				    .port = port,
-				    .tcp_idle_ms = 1000,
-				    .tcp_max = 4,
-				    .threads = 3,
-				    .upstreams = "",
-				    .forward_timeout_ms = 100};
+	struct server_config cfg = three_threads(port, "");
 	struct server *s = server_new(loop, &cfg, z, &m, &err);
 	assert_non_null(s);
 	assert_int_equal(server_udp_threads(s), 3);
