@@ -4,12 +4,14 @@
 # Starts a private corral-fs (state and mount in a temporary folder) and
 # writes BENCH_SERVICES (10,000) Services into it (namespace bench,
 # ClusterIPs in 10.96.0.0/16), then:
-#   1. corral-dns serving them, and dnsmasq (--no-resolv --no-hosts
-#      --addn-hosts) serving the same names from a hosts file, both on
-#      loopback; dnsperf asks each the same shuffled A queries for
-#      BENCH_SECONDS (10) per round, alternating, BENCH_ROUNDS (2) rounds;
-#      the best round of each counts. Prints qps of both and the ratio
-#      (target: corral-dns >= 2.5x dnsmasq), and the CPU each server and
+#   1. corral-dns serving them with --threads 1 and, in a second process,
+#      --threads 2 (BENCH_DNS_THREADS, "1 2"), and dnsmasq (--no-resolv
+#      --no-hosts --addn-hosts) serving the same names from a hosts file,
+#      all on loopback; dnsperf asks each the same shuffled A queries for
+#      BENCH_SECONDS (10) per round, in turn, BENCH_ROUNDS (2) rounds; the
+#      best round of each counts. Prints the qps of each and each
+#      corral-dns's ratio to dnsmasq in the same run (target: corral-dns
+#      >= 2.5x dnsmasq), and the CPU each server and
 #      dnsperf used in its round (on a small machine dnsperf itself may be
 #      what limits the rate: then its CPU is near the time of the round
 #      times its threads).
@@ -33,6 +35,7 @@ SECS=${BENCH_SECONDS:-10}
 ROUNDS=${BENCH_ROUNDS:-2}
 NCHG=${BENCH_CHANGES:-50}
 PORT=10253 DMPORT=10254
+THREADS=${BENCH_DNS_THREADS:-1 2}
 [ "$(id -u)" = 0 ] || die "needs root (it mounts)"
 for x in "$FS" "$DNS"; do [ -x "$x" ] || die "no $x (run make)"; done
 for t in dnsperf dnsmasq dig; do command -v $t >/dev/null || die "$t is missing (scripts/deps.sh)"; done
@@ -88,24 +91,33 @@ printf 'apiVersion: v1\nkind: Service\nmetadata: {name: lat}\nspec: {clusterIP: 
 for ((i = 0; i < NSVC; i++)); do echo "$(ip_of $i) s$i.bench.svc.cluster.local"; done >"$T/hosts"
 for ((i = 0; i < NSVC; i++)); do echo "s$i.bench.svc.cluster.local A"; done | shuf >"$T/queries"
 
-"$DNS" --mount "$M" --listen 127.0.0.1 --port $PORT --health-port 0 --metrics-port 0 \
-	--register-service=false --log-level warn >>"$T/dns.log" 2>&1 &
-DNSPID=$!
-PIDS+=($DNSPID)
+# one corral-dns per thread count, each on a port of its own (the first:
+# PORT, the one dnslat asks)
+declare -A DNSPORT DNSPID
+p=$PORT
+for t in $THREADS; do
+	DNSPORT[$t]=$p
+	"$DNS" --mount "$M" --listen 127.0.0.1 --port "$p" --health-port 0 --metrics-port 0 \
+		--threads "$t" --register-service=false --log-level warn >>"$T/dns-$t.log" 2>&1 &
+	DNSPID[$t]=$!
+	PIDS+=($!)
+	[ "$p" = $PORT ] && p=10255 || p=$((p + 1))
+done
 dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts --addn-hosts="$T/hosts" \
 	--listen-address=127.0.0.1 --bind-interfaces --port=$DMPORT --user=root \
 	--pid-file="$T/dnsmasq.pid" --cache-size=10000 >>"$T/dnsmasq.log" 2>&1 &
 DMPID=$!
 PIDS+=($DMPID)
 last=$((NSVC - 1))
+answers() { [ "$(dig @127.0.0.1 -p "$1" +short +time=1 +tries=1 s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ]; }
 for _ in $(seq 600); do
-	[ "$(dig @127.0.0.1 -p $PORT +short +time=1 +tries=1 s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] &&
-		[ "$(dig @127.0.0.1 -p $DMPORT +short +time=1 +tries=1 s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] && break
+	all=1
+	for t in $THREADS; do answers "${DNSPORT[$t]}" || all=; done
+	[ -n "$all" ] && answers $DMPORT && break
 	sleep 0.1
 done
-[ "$(dig @127.0.0.1 -p $PORT +short s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] || die "corral-dns does not answer (see $T/dns.log)"
-[ "$(dig @127.0.0.1 -p $DMPORT +short s$last.bench.svc.cluster.local)" = "$(ip_of $last)" ] || die "dnsmasq does not answer"
-
+for t in $THREADS; do answers "${DNSPORT[$t]}" || die "corral-dns --threads $t does not answer (see $T/dns-$t.log)"; done
+answers $DMPORT || die "dnsmasq does not answer"
 # cpu PID: the user and system time a process has used, in clock ticks
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # busy: the machine's busy and total clock ticks so far (all CPUs)
@@ -116,7 +128,7 @@ busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $
 qps() {
 	local c0 c1 b0 b1 perf= stat=
 	if [ -n "${BENCH_PERF:-}" ] && [ "$r" = "$ROUNDS" ]; then
-		if [ "$1" = $PORT ]; then
+		if [ "$1" = "$PERFPORT" ]; then
 			perf record -F 999 -g -p "$2" -o "$T/perf.data" -- sleep "$SECS" >"$T/perf.log" 2>&1 &
 			perf=$!
 		fi
@@ -139,12 +151,21 @@ qps() {
 			100 * ($1 + $2) / s, 100 * (y[1] - x[1]) / (y[2] - x[2]) }' "$T/time-$1" >"$T/cpu-$1"
 	sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' "$T/dnsperf-$1.log"
 }
-best_c=0 best_d=0
+# BENCH_PERF profiles the corral-dns with the most threads
+PERFPORT=
+for t in $THREADS; do PERFPORT=${DNSPORT[$t]}; done
+declare -A BEST
+best_d=0
+for t in $THREADS; do BEST[$t]=0; done
 for r in $(seq "$ROUNDS"); do
 	d=$(qps $DMPORT $DMPID)
-	c=$(qps $PORT $DNSPID)
-	echo "bench: round $r: corral-dns $c qps ($(cat "$T/cpu-$PORT")), dnsmasq $d qps ($(cat "$T/cpu-$DMPORT")) [CPU: % of one core; the machine's busy time: % of its $(nproc) cores]"
-	best_c=$(echo "$c $best_c" | awk '{print ($1 > $2) ? $1 : $2}')
+	line="bench: round $r: dnsmasq $d qps ($(cat "$T/cpu-$DMPORT"))"
+	for t in $THREADS; do
+		c=$(qps "${DNSPORT[$t]}" "${DNSPID[$t]}")
+		line="$line; corral-dns --threads $t $c qps ($(cat "$T/cpu-${DNSPORT[$t]}"))"
+		BEST[$t]=$(echo "$c ${BEST[$t]}" | awk '{print ($1 > $2) ? $1 : $2}')
+	done
+	echo "$line [CPU: % of one core; the machine's busy time: % of its $(nproc) cores]"
 	best_d=$(echo "$d $best_d" | awk '{print ($1 > $2) ? $1 : $2}')
 done
 lost=$(sed -n 's/.*Queries lost: *\([0-9]*\).*/\1/p' "$T/dnsperf-$PORT.log")
@@ -155,8 +176,10 @@ lat=$("$T/dnslat" "$M/namespaces/bench/endpoints/lat.yaml" lat.bench.svc.cluster
 
 echo
 printf '%-44s %14s %14s %8s\n' "metric" "corral-dns" "baseline" "ratio"
-printf '%-44s %14.0f %14.0f %7.2fx\n' "A queries/s, $NSVC services [dnsmasq hosts]" "$best_c" "$best_d" \
-	"$(echo "$best_c $best_d" | awk '{print $1 / $2}')"
+for t in $THREADS; do
+	printf '%-44s %14.0f %14.0f %7.2fx\n' "A queries/s, --threads $t [dnsmasq hosts]" "${BEST[$t]}" "$best_d" \
+		"$(echo "${BEST[$t]} $best_d" | awk '{print $1 / $2}')"
+done
 med=$(echo "$lat" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')
 p90=$(echo "$lat" | sed -n 's/.*p90_ms=\([0-9.]*\).*/\1/p')
 max=$(echo "$lat" | sed -n 's/.*max_ms=\([0-9.]*\).*/\1/p')
@@ -167,7 +190,7 @@ if [ -n "${BENCH_PERF:-}" ]; then
 	echo "bench: corral-dns's profile in its last round (perf report --no-children, top 40):"
 	perf report -i "$T/perf.data" --no-children --stdio --sort sym 2>/dev/null |
 		grep -E '^ +[0-9.]+%' | head -40
-	for p in $PORT $DMPORT; do
+	for p in $PERFPORT $DMPORT; do
 		echo "bench: system calls of the server on port $p in its last round (per query):"
 		q=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' "$T/dnsperf-$p.log")
 		awk -F, -v q="$q" '$1 ~ /^[0-9]+$/ && $1 > 0 { sub("syscalls:sys_enter_", "", $3);

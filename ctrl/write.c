@@ -334,14 +334,7 @@ static void *writer__thread(void *p)
 				j = writer__pop(&w->low);
 			} else {
 				uint64_t wait = w->last_high_ms + WRITER__LOW_PAUSE_MS - now;
-				struct timespec ts;
-				clock_gettime(CLOCK_MONOTONIC, &ts);
-				ts.tv_sec += (time_t)(wait / 1000);
-				ts.tv_nsec += (long)(wait % 1000) * 1000000L;
-				if (ts.tv_nsec >= 1000000000L) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000L;
-				}
+				struct timespec ts = util_deadline(CLOCK_MONOTONIC, wait);
 				pthread_cond_timedwait(&w->work, &w->lock, &ts);
 				continue;
 			}

@@ -508,6 +508,10 @@ int main(int argc, char **argv)
 		 *cfg.upstream ? ", forwarding to " : "", cfg.upstream);
 	if (loop_run(loop, &err) < 0)
 		goto out;
+	if (server_failed(server)) { /* it said why */
+		error_set(&err, EIO, "no UDP thread is left to answer");
+		goto out;
+	}
 	ret = 0;
 
 out:

@@ -19,6 +19,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -68,8 +69,11 @@ struct server__fwd_query {
 /* One UDP thread. */
 struct server__worker {
 	struct server *s;
+	int index; /* its socket in every listener's udp[] */
 	pthread_t thread;
 	bool started;
+	bool dead;		/* it stopped on an error: no sockets (ls_lock) */
+	atomic_bool fail;	/* server_fail_thread(): stop as on an error */
 	int ep;			/* epoll: its UDP sockets and stop */
 	int stop;		/* eventfd: the server stops */
 	struct metrics metrics; /* its own, summed by server_metrics() */
@@ -96,8 +100,12 @@ struct server {
 	struct forwarder *fwd;
 	bool can_forward;
 	const struct server_config *cfg;
-	struct server__listener *ls; /* every address's sockets, never closed before the end */
+	/* every address's sockets, closed at the end but for a dead thread's;
+	 * ls_lock: the loop adding one, a thread dying */
+	struct server__listener *ls;
 	size_t nls;
+	pthread_mutex_t ls_lock;
+	atomic_bool failed;	     /* no UDP thread is left: the loop stops */
 	struct server__conn **conns; /* tcp_max slots */
 	uint64_t generation;
 	struct server__worker **workers;
@@ -109,6 +117,8 @@ struct server {
 	int fwd_wake;		  /* eventfd, on the loop */
 	uint8_t big[DNS_MSG_MAX]; /* TCP and forwarded answers */
 };
+
+static void server__worker_died(struct server__worker *w);
 
 /* The address a query was sent to, from its IP_PKTINFO. */
 static bool server__local_addr(struct msghdr *h, struct in_addr *out)
@@ -364,12 +374,16 @@ static bool server__fwd_push(struct server *s, const uint8_t *q, size_t len,
 
 static void server__on_fwd_wake(struct loop *loop, int fd, unsigned events, void *data)
 {
-	(void)loop;
 	(void)events;
 	struct server *s = data;
 	uint64_t n;
 	if (read(fd, &n, sizeof(n)) < 0) {
 		/* EAGAIN: nothing new, the queue says */
+	}
+	if (atomic_load(&s->failed)) {
+		log_error("no UDP thread is left: stopping");
+		loop_stop(loop);
+		return;
 	}
 	pthread_mutex_lock(&s->fwd_lock);
 	struct server__fwd_query *f = s->fwd_head;
@@ -470,12 +484,18 @@ static void *server__worker_run(void *data)
 		struct epoll_event ev[16];
 		int n = epoll_wait(w->ep, ev, (int)ARRAY_SIZE(ev), -1);
 		if (n < 0 && errno != EINTR) {
-			log_error("udp thread: epoll_wait: %s", strerror(errno));
+			log_error("udp thread %d: epoll_wait: %s", w->index, strerror(errno));
+			server__worker_died(w);
 			return NULL;
 		}
 		for (int i = 0; i < n; i++) {
-			if (ev[i].data.fd == w->stop)
+			if (ev[i].data.fd == w->stop) {
+				if (atomic_load(&w->fail)) {
+					log_error("udp thread %d: made to fail", w->index);
+					server__worker_died(w);
+				}
 				return NULL;
+			}
 			/* Batches while they come by the handful (at most 64,
 			 * then the other sockets' turn): under load the next
 			 * queries have come while these were answered, and
@@ -487,6 +507,60 @@ static void *server__worker_run(void *data)
 					break;
 		}
 	}
+}
+
+/* A UDP thread that cannot go on closes its sockets: SO_REUSEPORT would
+ * go on giving it its share of the clients, whose queries nobody would
+ * read; the other threads' sockets take them. The last one left stops
+ * the daemon instead (server_failed()). */
+static void server__worker_died(struct server__worker *w)
+{
+	struct server *s = w->s;
+	int alive = 0;
+	pthread_mutex_lock(&s->ls_lock);
+	w->dead = true;
+	for (size_t k = 0; k < s->nls; k++) {
+		int *fd = &s->ls[k].udp[w->index];
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+	for (int i = 0; i < s->nworkers; i++)
+		alive += !s->workers[i]->dead;
+	pthread_mutex_unlock(&s->ls_lock);
+	if (alive > 0) {
+		log_error("udp thread %d stopped: its sockets are closed, %d thread(s) answer",
+			  w->index, alive);
+		return;
+	}
+	atomic_store(&s->failed, true);
+	uint64_t one = 1;
+	if (write(s->fwd_wake, &one, sizeof(one)) < 0)
+		abort(); /* an eventfd at 1 cannot be full */
+}
+
+bool server_failed(const struct server *s)
+{
+	return atomic_load(&s->failed);
+}
+
+int server_udp_threads(struct server *s)
+{
+	int alive = 0;
+	pthread_mutex_lock(&s->ls_lock);
+	for (int i = 0; i < s->nworkers; i++)
+		alive += s->workers[i]->started && !s->workers[i]->dead;
+	pthread_mutex_unlock(&s->ls_lock);
+	return alive;
+}
+
+void server_fail_thread(struct server *s, int i)
+{
+	struct server__worker *w = s->workers[i];
+	atomic_store(&w->fail, true);
+	uint64_t one = 1;
+	if (write(w->stop, &one, sizeof(one)) < 0)
+		abort();
 }
 
 /* ---- forwarded answers ------------------------------------------------ */
@@ -604,7 +678,11 @@ int server_listen(struct server *s, const char *addr, struct error **err)
 	l.udp = xmalloc((size_t)s->nworkers * sizeof(*l.udp));
 	for (int i = 0; i < s->nworkers; i++)
 		l.udp[i] = -1;
+	/* A thread that died meanwhile gets no socket (server__worker_died). */
+	pthread_mutex_lock(&s->ls_lock);
 	for (int i = 0; i < s->nworkers; i++) {
+		if (s->workers[i]->dead)
+			continue;
 		if ((l.udp[i] = server__socket(addr, s->cfg->port, SOCK_DGRAM, err)) < 0)
 			goto fail;
 		struct epoll_event ev = {.events = EPOLLIN, .data.fd = l.udp[i]};
@@ -623,8 +701,10 @@ int server_listen(struct server *s, const char *addr, struct error **err)
 	l.tcp = tcp;
 	s->ls = xrealloc(s->ls, (s->nls + 1) * sizeof(*s->ls));
 	s->ls[s->nls++] = l;
+	pthread_mutex_unlock(&s->ls_lock);
 	return 1;
 fail:
+	pthread_mutex_unlock(&s->ls_lock);
 	server__listener_close(s, &l);
 	return -1;
 }
@@ -677,6 +757,7 @@ struct server *server_new(struct loop *loop, const struct server_config *cfg,
 	s->cfg = cfg;
 	s->conns = xcalloc((size_t)cfg->tcp_max, sizeof(*s->conns));
 	pthread_mutex_init(&s->fwd_lock, NULL);
+	pthread_mutex_init(&s->ls_lock, NULL);
 	s->fwd_tail = &s->fwd_head;
 	s->fwd_wake = -1;
 	if (!(s->fwd = forwarder_new(loop, cfg->upstreams, cfg->forward_timeout_ms,
@@ -697,6 +778,7 @@ struct server *server_new(struct loop *loop, const struct server_config *cfg,
 	for (; s->nworkers < n; s->nworkers++) {
 		s->workers[s->nworkers] = xcalloc(1, sizeof(**s->workers));
 		s->workers[s->nworkers]->ep = -1;
+		s->workers[s->nworkers]->index = s->nworkers;
 		if (server__worker_start(s, s->workers[s->nworkers], err) < 0) {
 			server__worker_stop(s->workers[s->nworkers]);
 			goto fail;
@@ -745,5 +827,6 @@ void server_free(struct server *s)
 		close(s->fwd_wake);
 	}
 	pthread_mutex_destroy(&s->fwd_lock);
+	pthread_mutex_destroy(&s->ls_lock);
 	free(s);
 }

@@ -13,6 +13,7 @@
 #ifndef CORRAL_DNS_SERVER_H
 #define CORRAL_DNS_SERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -38,6 +39,14 @@ struct server_config {
 struct server *server_new(struct loop *loop, const struct server_config *cfg,
 			  const struct zone *zone, struct metrics *metrics, struct error **err);
 void server_free(struct server *s);
+/* Whether the server can no longer answer UDP (every thread stopped on
+ * an error); it has stopped the loop then. A thread that stops while
+ * others run closes its sockets, so that theirs take its clients. */
+bool server_failed(const struct server *s);
+/* The UDP threads that run. */
+int server_udp_threads(struct server *s);
+/* For tests: UDP thread i stops as on an error. */
+void server_fail_thread(struct server *s, int i);
 /* The loop's counters and every UDP thread's, summed into sum. */
 void server_metrics(const struct server *s, struct metrics *sum);
 /* Listens on addr too (UDP and TCP, the same port), unless it does

@@ -55,14 +55,22 @@ struct fs {
  * (NULL) or moved meanwhile. The caller unlocks, found or not. */
 struct node *fs__relock(struct fs *fs, uint64_t ino);
 
-/* Brackets a change of object ino's text by anything but a writer's
- * handle (which does the same from open to release): begin keeps new
- * readers off the page cache and waits (up to FS_QUIET_WAIT_MS) until
- * those that read through it have closed; end lets them back, after the
- * change has invalidated the kernel's copy. From a worker only, without
- * the tree lock. */
-void fs__change_begin(struct fs *fs, uint64_t ino);
-void fs__change_end(struct fs *fs, uint64_t ino);
+/* What a change of object ino's text does once it may: sets the node's
+ * text (taking the tree lock itself). Returns 0 or a positive errno. */
+typedef int fs__text_change(struct fs *fs, uint64_t ino, void *data);
+
+/* Every change of an object's text goes through here (ops.h, Caching): a
+ * writer's commit, a truncation by path, a rename over it, an rm that
+ * leaves it being deleted, a namespace turning Terminating, another
+ * host's change (remote.c). Unless held (a writer's handle, counted from
+ * its open, where it waited), it keeps new readers off the page cache and
+ * waits (up to FS_QUIET_WAIT_MS) until those reading through it have
+ * closed; then change runs; then the kernel's copy of ino is invalidated,
+ * before the request is answered and so before its inotify event; then
+ * readers may use the page cache again. From a worker or a thread of its
+ * own, never the loop, and without the tree lock. Returns change's
+ * result. */
+int fs__replace_text(struct fs *fs, uint64_t ino, bool held, fs__text_change *change, void *data);
 
 /* "name <name@host>" of the request's user, for the history. */
 char *fs__author(fuse_req_t req, struct fs *fs);

@@ -20,7 +20,7 @@ bool logs_node(const struct node *n)
 struct logs__ent {
 	char *name;
 	char *source;
-	time_t mtime;
+	struct timespec mtime; /* a pod's log folder: its modification */
 };
 
 static void logs__ents_free(struct logs__ent *v, size_t n)
@@ -33,12 +33,13 @@ static void logs__ents_free(struct logs__ent *v, size_t n)
 }
 
 static void logs__ents_put(struct logs__ent **v, size_t *n, const char *name, const char *source,
-			   time_t mtime)
+			   struct timespec mtime)
 {
 	for (size_t i = 0; i < *n; i++) {
 		if (strcmp((*v)[i].name, name) != 0)
 			continue;
-		if (mtime >= (*v)[i].mtime) { /* the newer instance wins */
+		/* the newer instance wins */
+		if (podlogs_newer(source, &mtime, (*v)[i].source, &(*v)[i].mtime)) {
 			free((*v)[i].source);
 			(*v)[i].source = xstrdup(source);
 			(*v)[i].mtime = mtime;
@@ -66,7 +67,7 @@ static struct logs__ent *logs__scan_pods(const char *log_dir, const char *ns, si
 		cleanup_free char *path = xasprintf("%s/%s", log_dir, de->d_name);
 		struct stat st;
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			logs__ents_put(&v, n, name, path, st.st_mtime);
+			logs__ents_put(&v, n, name, path, st.st_mtim);
 	}
 	return v;
 }
@@ -92,7 +93,7 @@ static struct logs__ent *logs__scan_containers(const char *poddir, size_t *n)
 			continue;
 		cleanup_free char *name = xasprintf("%s.log", de->d_name);
 		cleanup_free char *file = xasprintf("%s/%ld.log", cdir, best);
-		logs__ents_put(&v, n, name, file, 0);
+		logs__ents_put(&v, n, name, file, (struct timespec){0});
 	}
 	return v;
 }
@@ -132,7 +133,7 @@ static void logs__add_remote(struct remotelogs *rl, const char *ns, char **names
 	size_t nr = 0;
 	struct remotelogs_ent *r = remotelogs_pods(rl, ns, names, keep, &nr);
 	for (size_t i = 0; i < nr; i++)
-		logs__ents_put(v, n, r[i].name, r[i].source, 0);
+		logs__ents_put(v, n, r[i].name, r[i].source, (struct timespec){0});
 	remotelogs_ents_free(r, nr);
 	for (size_t i = 0; i < keep; i++)
 		free(names[i]);
@@ -160,8 +161,8 @@ void logs_refresh(struct tree *t, const char *log_dir, struct remotelogs *rl, ui
 		struct remotelogs_ent *r = remotelogs_containers(rl, ns, name, source, &n);
 		v = xcalloc(n ? n : 1, sizeof(*v));
 		for (size_t i = 0; i < n; i++)
-			v[i] = (struct logs__ent){steal_pointer(&r[i].name),
-						  steal_pointer(&r[i].source), 0};
+			v[i] = (struct logs__ent){
+			    steal_pointer(&r[i].name), steal_pointer(&r[i].source), {0, 0}};
 		remotelogs_ents_free(r, n);
 	} else if (type == NODE_LOGPOD && source) {
 		v = logs__scan_containers(source, &n);

@@ -191,6 +191,35 @@ int namespace_rmdir_kind(struct fs *fs, struct node *kdir)
 	return 0;
 }
 
+/* A namespace turning Terminating (namespace__show_terminating). */
+struct namespace__terminating {
+	uint64_t nsroot_ino;
+	const char *name, *fname, *key;
+	bool rmdir;
+};
+
+/* Its Namespace file (node ino, 0: none) shows what is stored, and an
+ * rmdir renews its folder; fs__replace_text's change. */
+static int namespace__show_terminating(struct fs *fs, uint64_t ino, void *data)
+{
+	const struct namespace__terminating *c = data;
+	struct store_record rec = {0};
+	bool stored = store_get(fs->store, c->key, &rec, NULL) == 0;
+	struct node *nsroot = fs__relock(fs, c->nsroot_ino);
+	struct node *obj = nsroot ? tree_child(fs->tree, nsroot, c->fname) : NULL;
+	uint64_t other = obj && obj->ino != ino ? obj->ino : 0;
+	if (obj && stored)
+		fs__set_content(obj, blob_new(rec.yaml, rec.len), rec.rv);
+	struct node *nsdir = nsroot ? tree_child(fs->tree, nsroot, c->name) : NULL;
+	if (nsdir && c->rmdir)
+		namespace__renew(fs, nsdir);
+	FS_UNLOCK(fs);
+	store_record_clear(&rec);
+	if (other && stored) /* the name found another file meanwhile */
+		fuse_lowlevel_notify_inval_inode(fs->se, other, 0, 0);
+	return 0;
+}
+
 /* Removes the kubernetes finalizer of a Namespace being deleted whose
  * folder is empty: nothing is left for the namespace controller to do.
  * WRITE_GONE when that deleted it. */
@@ -256,31 +285,17 @@ int namespace_delete(fuse_req_t req, struct fs *fs, uint64_t nsroot_ino, const c
 		if (busy || namespace__finalize(fs, &t, author) != WRITE_GONE) {
 			/* The Namespace file shows it Terminating: a change like
 			 * any other (fs.h). */
+			struct namespace__terminating c = {nsroot_ino, name, fname, key, rmdir};
 			FS_LOCK_R(fs);
 			nsroot = tree_by_ino(fs->tree, nsroot_ino);
 			struct node *was = nsroot ? tree_child(fs->tree, nsroot, fname) : NULL;
 			uint64_t was_ino = was ? was->ino : 0;
 			FS_UNLOCK(fs);
 			if (was_ino)
-				fs__change_begin(fs, was_ino);
-			struct store_record rec = {0};
-			bool stored = store_get(fs->store, key, &rec, NULL) == 0;
-			uint64_t obj_ino = 0;
-			nsroot = fs__relock(fs, nsroot_ino);
-			struct node *obj = nsroot ? tree_child(fs->tree, nsroot, fname) : NULL;
-			if (obj && stored) {
-				fs__set_content(obj, blob_new(rec.yaml, rec.len), rec.rv);
-				obj_ino = obj->ino;
-			}
-			nsdir = nsroot ? tree_child(fs->tree, nsroot, name) : NULL;
-			if (nsdir && rmdir)
-				namespace__renew(fs, nsdir);
-			FS_UNLOCK(fs);
-			store_record_clear(&rec);
-			if (obj_ino)
-				fuse_lowlevel_notify_inval_inode(fs->se, obj_ino, 0, 0);
-			if (was_ino)
-				fs__change_end(fs, was_ino);
+				fs__replace_text(fs, was_ino, false, namespace__show_terminating,
+						 &c);
+			else
+				namespace__show_terminating(fs, 0, &c);
 			return 0;
 		}
 	}

@@ -71,6 +71,9 @@ struct fs__handle {
 	bool cached;		  /* object read through the page cache (counted in
 				     the node's cached) */
 	bool changer;		  /* object writer (counted in the node's changing) */
+	bool waived;		  /* cached reader a change gave up waiting for: no
+				     longer counted, never waited for again */
+	struct fs__handle *rnext; /* the node's other counted cached readers */
 	pid_t pid;		  /* object writer: the thread that opened it */
 	int failed;		  /* a write or truncation refused (its errno): every
 				     later close fails and commits nothing */
@@ -104,18 +107,24 @@ struct node *fs__relock(struct fs *fs, uint64_t ino)
 
 /* ---- the page cache's readers and the changes that wait for them ---- */
 
+/* The readers of n that a change gave up waiting for (write lock held):
+ * each is marked, leaves the count, and is never waited for again, so a
+ * reader that keeps the file open costs one wait, not one per change. */
+static int fs__waive_readers(struct node *n)
+{
+	int k = 0;
+	for (struct fs__handle *h = n->readers; h; h = h->rnext, k++)
+		h->waived = true;
+	n->readers = NULL;
+	n->cached = 0;
+	return k;
+}
+
 /* Waits until object ino has no reader served through the page cache,
  * or FS_QUIET_WAIT_MS have passed. Without the tree lock. */
 static void fs__wait_quiet(struct fs *fs, uint64_t ino)
 {
-	struct timespec end;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += FS_QUIET_WAIT_MS / 1000;
-	end.tv_nsec += (FS_QUIET_WAIT_MS % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
+	struct timespec end = util_deadline(CLOCK_MONOTONIC, FS_QUIET_WAIT_MS);
 	pthread_mutex_lock(&fs->quiet_lock);
 	for (;;) {
 		unsigned long gen = fs->quiet_gen;
@@ -131,19 +140,33 @@ static void fs__wait_quiet(struct fs *fs, uint64_t ino)
 		while (fs->quiet_gen == gen && rc != ETIMEDOUT)
 			rc = pthread_cond_timedwait(&fs->quiet_cond, &fs->quiet_lock, &end);
 		if (rc == ETIMEDOUT) {
-			log_warn("inode %ju: %d reader(s) kept it open %d ms; changing it anyway",
-				 (uintmax_t)ino, readers, FS_QUIET_WAIT_MS);
+			pthread_mutex_unlock(&fs->quiet_lock);
+			n = fs__relock(fs, ino);
+			int waived = n ? fs__waive_readers(n) : 0;
+			FS_UNLOCK(fs);
+			pthread_mutex_lock(&fs->quiet_lock);
+			if (waived)
+				log_warn("inode %ju: %d reader(s) kept it open %d ms; changing it "
+					 "anyway, and not waiting for them again",
+					 (uintmax_t)ino, waived, FS_QUIET_WAIT_MS);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&fs->quiet_lock);
 }
 
-/* A page cache reader of n closed (write lock held): tells the changes
- * waiting for n when it was the last. Returns whether to call
+/* Page cache reader h of n closed (write lock held): tells the changes
+ * waiting for n when it was the last counted. Returns whether to call
  * fs__quiet_wake() once the lock is released. */
-static bool fs__cached_closed(struct node *n)
+static bool fs__cached_closed(struct node *n, struct fs__handle *h)
 {
+	if (h->waived)
+		return false;
+	for (struct fs__handle **pp = (struct fs__handle **)&n->readers; *pp; pp = &(*pp)->rnext)
+		if (*pp == h) {
+			*pp = h->rnext;
+			break;
+		}
 	if (n->cached > 0)
 		n->cached--;
 	return n->cached == 0 && n->changing > 0;
@@ -157,21 +180,26 @@ static void fs__quiet_wake(struct fs *fs)
 	pthread_mutex_unlock(&fs->quiet_lock);
 }
 
-void fs__change_begin(struct fs *fs, uint64_t ino)
+int fs__replace_text(struct fs *fs, uint64_t ino, bool held, fs__text_change *change, void *data)
 {
-	struct node *n = fs__relock(fs, ino);
-	if (n)
-		n->changing++;
-	FS_UNLOCK(fs);
-	fs__wait_quiet(fs, ino);
-}
-
-void fs__change_end(struct fs *fs, uint64_t ino)
-{
-	struct node *n = fs__relock(fs, ino);
-	if (n && n->changing > 0)
-		n->changing--;
-	FS_UNLOCK(fs);
+	struct node *n;
+	if (!held) {
+		n = fs__relock(fs, ino);
+		if (n)
+			n->changing++;
+		FS_UNLOCK(fs);
+		fs__wait_quiet(fs, ino);
+	}
+	int r = change(fs, ino, data);
+	/* Before the request is answered, so before its inotify event. */
+	fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+	if (!held) {
+		n = fs__relock(fs, ino);
+		if (n && n->changing > 0)
+			n->changing--;
+		FS_UNLOCK(fs);
+	}
+	return r;
 }
 
 /* ---- names ---- */
@@ -645,11 +673,21 @@ static void fs__show_kept(struct fs *fs, struct node *n, const char *key)
 	store_record_clear(&rec);
 }
 
-/* Commits the bytes as the object n stands for, or records why not.
- * Returns 0 or a positive errno. */
-static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const char *text,
-			   size_t len)
+/* A commit of bytes as an object's new text (fs__commit_change). */
+struct fs__commit {
+	fuse_req_t req;
+	const char *text;
+	size_t len;
+};
+
+/* Commits the bytes as the object node ino stands for, or records why
+ * not; fs__replace_text's change. Returns 0 or a positive errno. */
+static int fs__commit_change(struct fs *fs, uint64_t ino, void *data)
 {
+	const struct fs__commit *c = data;
+	fuse_req_t req = c->req;
+	const char *text = c->text;
+	size_t len = c->len;
 	struct fs__target t = {0};
 	FS_LOCK_R(fs);
 	struct node *n = tree_by_ino(fs->tree, ino);
@@ -669,10 +707,9 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 		int e = fs__errno(err);
 		fs__reject(fs, t.path, err);
 		error_free(err);
-		fs__undo_pending(fs, ino, t.key);
 		/* The writer's bytes may have grown the size the kernel keeps
-		 * for the file: it asks again. */
-		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+		 * for the file: fs__replace_text invalidates it. */
+		fs__undo_pending(fs, ino, t.key);
 		fs__target_clear(&t);
 		return e;
 	}
@@ -690,9 +727,44 @@ static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const ch
 	if (t.kind->namespace_object)
 		namespace_add(fs, t.name); /* a Namespace file brings its folder */
 	FS_UNLOCK(fs);
-	fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	fs__target_clear(&t);
 	return 0;
+}
+
+/* Commits text as object ino's new text. held: by a writer's handle,
+ * which waited for the page cache's readers at its open. */
+static int fs__commit_node(fuse_req_t req, struct fs *fs, uint64_t ino, const char *text,
+			   size_t len, bool held)
+{
+	struct fs__commit c = {req, text, len};
+	return fs__replace_text(fs, ino, held, fs__commit_change, &c);
+}
+
+/* truncate(2) of an object by path (fs__truncate_change). */
+struct fs__truncation {
+	fuse_req_t req;
+	size_t size;
+};
+
+/* Commits what a truncation leaves of object ino; fs__replace_text's
+ * change. */
+static int fs__truncate_change(struct fs *fs, uint64_t ino, void *data)
+{
+	const struct fs__truncation *tr = data;
+	struct error *err = NULL;
+	int e = 0;
+	struct blob *cur = fs__load(fs, ino, &err);
+	if (!cur) {
+		e = fs__errno(err);
+		error_free(err);
+	} else if (tr->size != cur->len) {
+		cleanup_free char *buf = xcalloc(1, tr->size + 1);
+		memcpy(buf, cur->data, tr->size < cur->len ? tr->size : cur->len);
+		struct fs__commit c = {tr->req, buf, tr->size};
+		e = fs__commit_change(fs, ino, &c);
+	}
+	blob_unref(cur);
+	return e;
 }
 
 static void fs__handle_truncate(struct fs__handle *h, size_t size);
@@ -787,20 +859,8 @@ static int fs__truncate(fuse_req_t req, struct fs *fs, uint64_t ino, off_t lengt
 	if (size == 0 && fs__truncate_opener(fs, ino, fuse_req_ctx(req)->pid))
 		return 0;
 	/* truncate(2) of an object: commit what is left. */
-	struct error *err = NULL;
-	fs__change_begin(fs, ino);
-	struct blob *cur = fs__load(fs, ino, &err);
-	if (!cur) {
-		e = fs__errno(err);
-		error_free(err);
-	} else if (size != cur->len) {
-		cleanup_free char *buf = xcalloc(1, size + 1);
-		memcpy(buf, cur->data, size < cur->len ? size : cur->len);
-		e = fs__commit_node(req, fs, ino, buf, size);
-	}
-	fs__change_end(fs, ino);
-	blob_unref(cur);
-	return e;
+	struct fs__truncation tr = {req, size};
+	return fs__replace_text(fs, ino, false, fs__truncate_change, &tr);
 }
 
 /* setattr: sizes (a truncation commits an object), modes, owners and
@@ -917,6 +977,28 @@ static int fs__rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	return e;
 }
 
+/* An rm that left its object being deleted (fs__kept_change). */
+struct fs__kept {
+	uint64_t parent;
+	const char *name, *key;
+};
+
+/* The file of an object an rm left being deleted shows what is stored
+ * now; fs__replace_text's change. */
+static int fs__kept_change(struct fs *fs, uint64_t ino, void *data)
+{
+	const struct fs__kept *k = data;
+	struct node *dir = fs__relock(fs, k->parent);
+	struct node *n = dir ? tree_child(fs->tree, dir, k->name) : NULL;
+	uint64_t other = n && n->ino != ino ? n->ino : 0;
+	if (n)
+		fs__show_kept(fs, n, k->key);
+	FS_UNLOCK(fs);
+	if (other) /* the name found another file meanwhile */
+		fuse_lowlevel_notify_inval_inode(fs->se, other, 0, 0);
+	return 0;
+}
+
 /* ---- files ---- */
 
 static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -1030,28 +1112,21 @@ static int fs__unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return e;
 	}
 	error_free(err);
-	/* An object with finalizers stays, its text changed (being deleted):
-	 * after its page cache readers. One that goes needs no wait: its
-	 * readers keep the version they opened. */
-	bool kept = r == WRITE_KEPT;
-	if (kept)
-		fs__change_begin(fs, ino);
+	if (r == WRITE_KEPT) {
+		/* It has finalizers: rm succeeds and the file stays, being
+		 * deleted (the kernel looks it up again): its text changes. */
+		struct fs__kept k = {parent, name, t.key};
+		fs__replace_text(fs, ino, false, fs__kept_change, &k);
+		fs__target_clear(&t);
+		return 0;
+	}
+	/* One that goes needs no wait: its readers keep the version they
+	 * opened. */
 	dir = fs__relock(fs, parent);
 	n = dir ? tree_child(fs->tree, dir, name) : NULL;
-	uint64_t kept_ino = 0;
-	if (n && r == WRITE_KEPT) {
-		/* It has finalizers: rm succeeds and the file stays, being
-		 * deleted (the kernel looks it up again). */
-		fs__show_kept(fs, n, t.key);
-		kept_ino = n->ino;
-	} else if (n) {
+	if (n)
 		tree_unlink(fs->tree, n);
-	}
 	FS_UNLOCK(fs);
-	if (kept_ino)
-		fuse_lowlevel_notify_inval_inode(fs->se, kept_ino, 0, 0);
-	if (kept)
-		fs__change_end(fs, ino);
 	fs__target_clear(&t);
 	return 0;
 }
@@ -1113,6 +1188,93 @@ static void fs__drop_refused(void *data, const struct error *e)
 	struct fs__drop_refusals *rf = data;
 	rf->n++;
 	fs__reject(rf->fs, rf->path, e);
+}
+
+/* A file renamed over an object's name (fs__rename_over_change). */
+struct fs__rename_over {
+	fuse_req_t req;
+	uint64_t ino, newparent; /* the file renamed, and its new folder */
+	const char *newname;
+	struct fs__target t;
+	char *text; /* its bytes (NULL: loaded) */
+	size_t len;
+};
+
+/* Commits the bytes of the file renamed as the object it now names, and
+ * moves it there; fs__replace_text's change, with wait_ino the object
+ * replaced (or the file itself). */
+static int fs__rename_over_change(struct fs *fs, uint64_t wait_ino, void *data)
+{
+	struct fs__rename_over *ro = data;
+	fuse_req_t req = ro->req;
+	uint64_t ino = ro->ino, newparent = ro->newparent;
+	const char *newname = ro->newname;
+	struct fs__target *tp = &ro->t;
+	char *text = ro->text;
+	size_t len = ro->len;
+	struct node *n, *ndir, *old;
+	int e;
+	if (!text) {
+		struct error *err = NULL;
+		struct blob *b = fs__load(fs, ino, &err);
+		error_free(err);
+		text = ro->text = xmemdup0(b ? b->data : NULL, b ? b->len : 0);
+		len = b ? b->len : 0;
+		blob_unref(b);
+	}
+	cleanup_free char *author = fs__author(req, fs);
+	struct error *err = NULL;
+	struct blob *b = NULL;
+	uint64_t rv = 0;
+	int r = fs__write(fs, &tp->w, text, len, author, &b, &rv, &err);
+	if (r < 0) {
+		e = fs__errno(err);
+		fs__reject(fs, tp->path, err);
+		error_free(err);
+		return e;
+	}
+	n = fs__relock(fs, ino);
+	ndir = tree_by_ino(fs->tree, newparent);
+	old = ndir ? tree_child(fs->tree, ndir, newname) : NULL;
+	if (r == WRITE_GONE) {
+		/* Renamed over an object being deleted, without its last
+		 * finalizer: both files go with it. */
+		if (old && old != n)
+			tree_unlink(fs->tree, old);
+		if (n) {
+			atomic_fetch_sub(&fs->scratch_bytes, n->type == NODE_SCRATCH ? n->size : 0);
+			tree_unlink(fs->tree, n);
+		}
+		FS_UNLOCK(fs);
+		notifier_inval_entry(fs->notifier, newparent, newname);
+		if (tp->kind->namespace_object)
+			namespace_forget(fs, tp->name);
+		return 0;
+	}
+	if (n && ndir) {
+		if (old && old != n)
+			tree_unlink(fs->tree, old);
+		atomic_fetch_sub(&fs->scratch_bytes, n->type == NODE_SCRATCH ? n->size : 0);
+		free(n->data);
+		n->data = NULL;
+		n->cap = 0;
+		free(n->moved_from);
+		n->moved_from = NULL;
+		n->type = NODE_OBJECT;
+		n->kind = tp->kind;
+		n->mode = fs__object_mode(tp->kind);
+		n->pending = true; /* so that set_content takes any rv */
+		tree_move(fs->tree, n, ndir, newname);
+		fs__set_content(n, b, rv);
+		if (tp->kind->namespace_object)
+			namespace_add(fs, tp->name);
+	} else {
+		blob_unref(b);
+	}
+	FS_UNLOCK(fs);
+	if (ino != wait_ino) /* the file renamed in place: fs__replace_text has the other */
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+	return 0;
 }
 
 /* Checks the text of drop box file path (at namespace ns's top, or the
@@ -1269,75 +1431,19 @@ static int fs__rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	}
 
 	/* A file renamed over an object name (sed -i, rsync, vim's or emacs'
-	 * save): its bytes are the object's new text, taken whole now. */
-	struct fs__target t = {0};
-	fs__target_of(ndir, newname, &t);
-	cleanup_free char *text = n->type == NODE_SCRATCH ? xmemdup0(n->data, n->size) : NULL;
-	size_t len = n->type == NODE_SCRATCH ? n->size : 0;
+	 * save): its bytes are the object's new text, taken whole now, after
+	 * the page cache's readers of the object it replaces. */
+	struct fs__rename_over ro = {
+	    .req = req, .ino = ino, .newparent = newparent, .newname = newname};
+	fs__target_of(ndir, newname, &ro.t);
+	ro.text = n->type == NODE_SCRATCH ? xmemdup0(n->data, n->size) : NULL;
+	ro.len = n->type == NODE_SCRATCH ? n->size : 0;
+	uint64_t wait_ino = old && old->type == NODE_OBJECT && !old->pending ? old->ino : ino;
 	FS_UNLOCK(fs);
-	if (!text) {
-		struct error *err = NULL;
-		struct blob *b = fs__load(fs, ino, &err);
-		error_free(err);
-		text = xmemdup0(b ? b->data : NULL, b ? b->len : 0);
-		len = b ? b->len : 0;
-		blob_unref(b);
-	}
-	cleanup_free char *author = fs__author(req, fs);
-	struct error *err = NULL;
-	struct blob *b = NULL;
-	uint64_t rv = 0;
-	int r = fs__write(fs, &t.w, text, len, author, &b, &rv, &err);
-	if (r < 0) {
-		e = fs__errno(err);
-		fs__reject(fs, t.path, err);
-		error_free(err);
-		fs__target_clear(&t);
-		return e;
-	}
-	n = fs__relock(fs, ino);
-	ndir = tree_by_ino(fs->tree, newparent);
-	old = ndir ? tree_child(fs->tree, ndir, newname) : NULL;
-	if (r == WRITE_GONE) {
-		/* Renamed over an object being deleted, without its last
-		 * finalizer: both files go with it. */
-		if (old && old != n)
-			tree_unlink(fs->tree, old);
-		if (n) {
-			atomic_fetch_sub(&fs->scratch_bytes, n->type == NODE_SCRATCH ? n->size : 0);
-			tree_unlink(fs->tree, n);
-		}
-		FS_UNLOCK(fs);
-		notifier_inval_entry(fs->notifier, newparent, newname);
-		if (t.kind->namespace_object)
-			namespace_forget(fs, t.name);
-		fs__target_clear(&t);
-		return 0;
-	}
-	if (n && ndir) {
-		if (old && old != n)
-			tree_unlink(fs->tree, old);
-		atomic_fetch_sub(&fs->scratch_bytes, n->type == NODE_SCRATCH ? n->size : 0);
-		free(n->data);
-		n->data = NULL;
-		n->cap = 0;
-		free(n->moved_from);
-		n->moved_from = NULL;
-		n->type = NODE_OBJECT;
-		n->kind = t.kind;
-		n->mode = fs__object_mode(t.kind);
-		n->pending = true; /* so that set_content takes any rv */
-		tree_move(fs->tree, n, ndir, newname);
-		fs__set_content(n, b, rv);
-		if (t.kind->namespace_object)
-			namespace_add(fs, t.name);
-	} else {
-		blob_unref(b);
-	}
-	FS_UNLOCK(fs);
-	fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
-	fs__target_clear(&t);
-	return 0;
+	e = fs__replace_text(fs, wait_ino, false, fs__rename_over_change, &ro);
+	free(ro.text);
+	fs__target_clear(&ro.t);
+	return e;
 }
 
 static struct fs__handle *fs__handle_new(void)
@@ -1444,7 +1550,7 @@ static bool fs__handle_uncount(struct node *n, struct fs__handle *h)
 	if (h->write)
 		fs__writer_del(n, h);
 	if (h->cached)
-		wake = fs__cached_closed(n);
+		wake = fs__cached_closed(n, h);
 	/* A writer's commit invalidated the kernel's copy at its flush:
 	 * readers may use the page cache again. */
 	if (h->changer && n->changing > 0)
@@ -1480,6 +1586,8 @@ static bool fs__object_opening(struct node *n, struct fs__handle *h, bool writin
 	if (n->changing == 0 && !n->writers) {
 		n->cached++;
 		h->cached = true;
+		h->rnext = n->readers;
+		n->readers = h;
 	}
 	h->snap = blob_ref(n->content); /* NULL: loaded by fs__open_object */
 	return false;
@@ -1933,7 +2041,7 @@ static int fs__commit_handle(fuse_req_t req, struct fs *fs, uint64_t ino, struct
 	size_t len = h->len;
 	h->dirty = false;
 	pthread_mutex_unlock(&h->lock);
-	return fs__commit_node(req, fs, ino, text, len);
+	return fs__commit_node(req, fs, ino, text, len, true);
 }
 
 /* A drop box file written and closed: kept when at least one document

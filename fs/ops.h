@@ -7,7 +7,8 @@
  * - Every change of an object's text (a writer's commit, a rename over
  *   it, a truncation by path, an rm that leaves it being deleted, a
  *   namespace turning Terminating, another host's change through the
- *   shared store, remote.c) sets the node's text, then
+ *   shared store, remote.c) goes through fs__replace_text (fs.h): it
+ *   waits for the page cache's readers, sets the node's text, then
  *   invalidates the inode (pages and attributes) before the request is
  *   answered: a reader told by inotify reads the new version and size.
  * - The kernel shares one page cache and one i_size among all openers,
@@ -17,7 +18,9 @@
  *   and their own snapshot. Those that read through the page cache are
  *   counted in "cached", and a change first waits until it is zero
  *   (fs__wait_quiet, FS_QUIET_WAIT_MS at most, then it goes ahead and
- *   logs it); a writer's open waits in a worker, never in the loop.
+ *   logs it); a writer's open waits in a worker, never in the loop. The
+ *   readers a wait gave up on are marked (per handle) and never waited
+ *   for again: one held open costs its object's writers one wait.
  * - A READ through the page cache serves the node's current text, so
  *   the cache never holds a version older than the node.
  * - No atomic O_TRUNC: open(O_TRUNC)'s truncation arrives as a setattr

@@ -62,6 +62,31 @@ static struct node *remote__dir(struct fs *fs, const struct treepath *tp, bool *
 	return dir;
 }
 
+/* Another host's put of an object (remote__set_text). */
+struct remote__change {
+	const struct store_record *rec;
+	int replay; /* set: the tree took it */
+};
+
+/* Sets object ino's text to the put's when it is newer;
+ * fs__replace_text's change. */
+static int remote__set_text(struct fs *fs, uint64_t ino, void *data)
+{
+	struct remote__change *c = data;
+	const struct store_record *rec = c->rec;
+	FS_LOCK_W(fs);
+	struct node *n = tree_by_ino(fs->tree, ino);
+	if (n && !n->pending && n->rv < rec->rv) {
+		fs__set_content(n, blob_new(rec->yaml, rec->len), rec->rv);
+		n->mtime.tv_sec = rec->mtime_ns / 1000000000;
+		n->mtime.tv_nsec = rec->mtime_ns % 1000000000;
+		n->ctime = n->mtime;
+		c->replay = 1;
+	}
+	FS_UNLOCK(fs);
+	return 0;
+}
+
 /* Applies a put to the tree: 1 when the file must be replayed, 0 when the
  * tree has it already. */
 static int remote__put(struct fs *fs, const char *key, const struct store_record *rec, bool *new_ns)
@@ -70,7 +95,6 @@ static int remote__put(struct fs *fs, const char *key, const struct store_record
 	if (treepath_parse_key(key, &tp, NULL) < 0)
 		return 0;
 	cleanup_free char *fname = xasprintf("%s.yaml", tp.name);
-	int replay = 0;
 	uint64_t ino = 0;
 	FS_LOCK_W(fs);
 	struct node *dir = remote__dir(fs, &tp, new_ns);
@@ -91,21 +115,10 @@ static int remote__put(struct fs *fs, const char *key, const struct store_record
 	}
 	/* The text changes as a local writer's commit changes it: after the
 	 * readers that read it through the page cache have closed. */
-	fs__change_begin(fs, ino);
-	FS_LOCK_W(fs);
-	n = tree_by_ino(fs->tree, ino);
-	if (n && !n->pending && n->rv < rec->rv) {
-		fs__set_content(n, blob_new(rec->yaml, rec->len), rec->rv);
-		n->mtime.tv_sec = rec->mtime_ns / 1000000000;
-		n->mtime.tv_nsec = rec->mtime_ns % 1000000000;
-		n->ctime = n->mtime;
-		replay = 1;
-	}
-	FS_UNLOCK(fs);
-	fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
-	fs__change_end(fs, ino);
+	struct remote__change c = {rec, 0};
+	fs__replace_text(fs, ino, false, remote__set_text, &c);
 	treepath_clear(&tp);
-	return replay;
+	return c.replay;
 }
 
 static void remote__replay_put(struct fs *fs, const char *key, bool new_ns)

@@ -658,7 +658,7 @@ static int store__lmdb_outbox_trim(struct store *s, uint64_t rv, struct error **
 
 static void store__lmdb_outbox_wait(struct store *s, uint64_t after_rv, int timeout_ms)
 {
-	struct timespec ts = store_deadline(timeout_ms);
+	struct timespec ts = util_deadline(CLOCK_REALTIME, (uint64_t)timeout_ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->rev <= after_rv && !s->kicked)
 		if (pthread_cond_timedwait(&s->outbox_cond, &s->lock, &ts) == ETIMEDOUT)

@@ -8,19 +8,6 @@
 
 #define STORE__ETCD_SCHEME "etcd://"
 
-struct timespec store_deadline(int timeout_ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	return ts;
-}
-
 static const struct store_ops *store__ops(struct store *s)
 {
 	return ((struct store_base *)s)->ops;

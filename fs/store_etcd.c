@@ -899,7 +899,7 @@ static int etcd__outbox_trim(struct store *ss, uint64_t rv, struct error **err)
 static void etcd__outbox_wait(struct store *ss, uint64_t after_rv, int timeout_ms)
 {
 	struct store_etcd *s = etcd__of(ss);
-	struct timespec ts = store_deadline(timeout_ms);
+	struct timespec ts = util_deadline(CLOCK_REALTIME, (uint64_t)timeout_ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->rev <= after_rv && !s->kicked)
 		if (pthread_cond_timedwait(&s->rev_cond, &s->lock, &ts) == ETIMEDOUT)

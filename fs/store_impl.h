@@ -36,9 +36,6 @@ struct store_base {
 	const struct store_ops *ops;
 };
 
-/* timeout_ms from now on CLOCK_REALTIME, for pthread_cond_timedwait(). */
-struct timespec store_deadline(int timeout_ms);
-
 extern const struct store_ops store_lmdb_ops;
 int store_lmdb_open(const char *dir, struct store **out, struct error **err);
 int store_etcd_open(const char *endpoints, struct store **out, struct error **err);

@@ -72,7 +72,9 @@ struct node {
 	bool drop;	  /* scratch: a drop box file, checked when closed */
 	char *source;	  /* NODE_LOGPOD, NODE_LOGFILE: the folder or file on disk */
 	void *writers;	  /* objects: the open handles that write them (ops.c's) */
-	int cached;	  /* objects: open readers served through the page cache */
+	void *readers;	  /* objects: the handles counted in cached (ops.c's) */
+	int cached;	  /* objects: open readers served through the page cache
+			     that a change still waits for */
 	int changing;	  /* objects: writers and changes under way (keep new
 			     readers off the page cache; see ops.h) */
 

@@ -19,6 +19,18 @@ bool podlogs_instance(const char *dirname, const char *ns, char **pod)
 	return true;
 }
 
+bool podlogs_newer(const char *a, const struct timespec *ma, const char *b,
+		   const struct timespec *mb)
+{
+	if (!b)
+		return true;
+	if (ma->tv_sec != mb->tv_sec)
+		return ma->tv_sec > mb->tv_sec;
+	if (ma->tv_nsec != mb->tv_nsec)
+		return ma->tv_nsec > mb->tv_nsec;
+	return strcmp(a, b) > 0;
+}
+
 long podlogs_newest_restart(DIR *d)
 {
 	long best = -1;

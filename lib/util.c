@@ -250,3 +250,21 @@ char *util_base64_decode(const char *s, size_t *len, size_t *bad)
 		*len = n;
 	return out;
 }
+
+struct timespec util_timespec_add_ms(struct timespec start, uint64_t ms)
+{
+	start.tv_sec += (time_t)(ms / 1000);
+	start.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (start.tv_nsec >= 1000000000L) {
+		start.tv_sec++;
+		start.tv_nsec -= 1000000000L;
+	}
+	return start;
+}
+
+struct timespec util_deadline(clockid_t clock, uint64_t ms)
+{
+	struct timespec now;
+	clock_gettime(clock, &now);
+	return util_timespec_add_ms(now, ms);
+}

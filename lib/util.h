@@ -6,7 +6,9 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
@@ -54,5 +56,11 @@ int util_write_all(int fd, const void *buf, size_t len);
 char *util_base64_decode(const char *s, size_t *len, size_t *bad);
 /* mkdir -p; returns 0 or -errno. */
 int util_mkdir_p(const char *path, unsigned mode);
+/* The time ms milliseconds after now on clock, for the timed waits
+ * (pthread_cond_timedwait: CLOCK_REALTIME unless the condition was set to
+ * another clock). */
+struct timespec util_deadline(clockid_t clock, uint64_t ms);
+/* ms milliseconds after start: its nanoseconds carried into seconds. */
+struct timespec util_timespec_add_ms(struct timespec start, uint64_t ms);
 
 #endif

@@ -153,9 +153,7 @@ static int serve__open_instance(int root, const struct serve_log_ref *ref)
 		if (!podlogs_instance(de->d_name, ref->ns, &pod) || strcmp(pod, ref->pod) != 0 ||
 		    fstatat(root, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		if (!best || st.st_mtim.tv_sec > best_mtime.tv_sec ||
-		    (st.st_mtim.tv_sec == best_mtime.tv_sec &&
-		     st.st_mtim.tv_nsec > best_mtime.tv_nsec)) {
+		if (podlogs_newer(de->d_name, &st.st_mtim, best, &best_mtime)) {
 			free(best);
 			best = xstrdup(de->d_name);
 			best_mtime = st.st_mtim;

@@ -133,4 +133,7 @@ done
 check "orphan: its dependents stay" test -e "$D/configmaps/d1-orphan.yaml" -a -e "$D/configmaps/d2-orphan.yaml"
 check "orphan: ... without a reference to it" sh -c "! grep -q ownerReferences '$D/configmaps/d1-orphan.yaml' '$D/configmaps/d2-orphan.yaml'"
 check "foregroundDeletion: its dependents went first" sh -c "! test -e '$D/configmaps/d1-fg.yaml' && ! test -e '$D/configmaps/d2-fg.yaml'"
+# An rm that leaves an object being deleted changes its text as a write does:
+# a reader told by IN_DELETE reads it with its deletionTimestamp, whole.
+check "a read right after an rm that keeps the object sees it being deleted" "$BUILD/tests/tools/read-fresh" "$D/configmaps/fresh-rm.yaml" 20 rm
 [ "$FAILS" = 0 ]

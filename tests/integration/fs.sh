@@ -217,9 +217,16 @@ rm -f "$P/pods/creating.yaml"
 printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: race\nspec:\n  containers: [{name: a, image: busybox}]\n' >"$P/pods/race.yaml"
 check "readers only ever see whole stored versions while writers rewrite in place" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3
 check "... also when the versions span pages of different counts" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3 3
+check "... also when the writers rename each version over it" "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 3 3 rename
 # What an informer relies on: once a writer's close returns (IN_CLOSE_WRITE),
 # another process reads that version at once, from the page cache too.
 check "a read right after a close sees that version (resourceVersion only grows)" "$BUILD/tests/tools/read-fresh" "$P/configmaps/fresh.yaml" 200
+# Every other change of an object's text goes the same way (fs__replace_text):
+# read after the change's inotify event, from the page cache too.
+check "... and right after a truncate(2) by path (IN_MODIFY)" "$BUILD/tests/tools/read-fresh" "$P/configmaps/fresh-trunc.yaml" 50 truncate
+check "... and right after a rename over it (IN_MOVED_TO)" "$BUILD/tests/tools/read-fresh" "$P/configmaps/fresh-mv.yaml" 50 rename
+check "... and right after an rm that leaves a namespace Terminating (IN_DELETE)" "$BUILD/tests/tools/read-fresh" "$M/namespaces/fresh-term.yaml" 10 terminate
+rm -f "$P/configmaps/fresh-trunc.yaml" "$P/configmaps/fresh-mv.yaml"
 "$BUILD/tests/tools/read-race" "$P/pods/race.yaml" 6 2 >"$T/race-load.log" 2>&1 &
 RACE=$!
 LOADERS=
@@ -235,13 +242,20 @@ check "no change gave up waiting for the page cache's readers" test "$(grep -c '
 rm -f "$P/pods/race.yaml" "$P/configmaps/fresh.yaml"
 # A reader that keeps a file open holds a writer back for a second at most;
 # then the write goes ahead, and that reader reads the new version whole.
+# The wait gives up on that reader once: later writes do not wait for it.
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\ndata:\n  seq: "1"\n' >"$P/configmaps/held.yaml"
+gaveup=$(grep -c 'changing it anyway' "$T/fs.log")
 exec 8<"$P/configmaps/held.yaml"
 check "a write goes ahead while a reader keeps the file open" sh -c "printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\ndata:\n  seq: \"2\"\n  more: a longer text\n' >'$P/configmaps/held.yaml'"
-check "... after saying so in the log" grep -q 'changing it anyway' "$T/fs.log"
+check "... after saying so in the log" test "$(grep -c 'changing it anyway' "$T/fs.log")" = $((gaveup + 1))
+for i in 3 4 5 6; do
+	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\ndata:\n  seq: "%s"\n  more: a longer text\n' "$i" >"$P/configmaps/held.yaml"
+done
+check "... and four more writes do not wait for that reader again" test "$(grep -c 'changing it anyway' "$T/fs.log")" = $((gaveup + 1))
+check "... which all were taken" grep -q 'seq: .6' "$P/configmaps/held.yaml"
 cat <&8 >"$T/held.out"
 exec 8<&-
-check "... and that reader reads the new version whole" grep -q "more: a longer text" "$T/held.out"
+check "... and that reader reads the newest version whole" grep -q "seq: .6" "$T/held.out"
 rm -f "$P/configmaps/held.yaml"
 
 # ---- inotify ----

@@ -2,10 +2,12 @@
  * write, close), readers must only ever read a whole stored version: never
  * an empty file, a NUL byte, or a text cut short. Exits 1 if any read was
  * bad. Used by tests/integration/fs.sh.
- *   read-race PATH SECONDS [PAGES]
+ *   read-race PATH SECONDS [PAGES [rename]]
  * With PAGES, the versions' lengths also vary by up to PAGES pages, so
  * that a version spans several pages of the page cache and the next one
- * ends on another. */
+ * ends on another. With rename, the writers write each version to a
+ * scratch file beside PATH and rename it over PATH, as sed -i and editors
+ * do. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +21,10 @@
 #define RACE_PAGE      4096
 #define RACE_MAX_PAGES 8
 
-static void race__writer(const char *path, int secs, int id, int pages)
+static void race__writer(const char *path, int secs, int id, int pages, int rename_over)
 {
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.race-%d", path, id);
 	time_t end = time(NULL) + secs;
 	for (int i = 0; time(NULL) < end; i++) {
 		char buf[(RACE_MAX_PAGES + 1) * RACE_PAGE];
@@ -34,12 +38,15 @@ static void race__writer(const char *path, int secs, int id, int pages)
 		    "  annotations: {big: y%0*d}\n"
 		    "spec:\n  containers: [{name: a, " RACE_TAIL,
 		    pad, i, big, i);
-		int fd = open(path, O_WRONLY | O_TRUNC);
+		int fd = rename_over ? open(tmp, O_WRONLY | O_TRUNC | O_CREAT, 0644)
+				     : open(path, O_WRONLY | O_TRUNC);
 		if (fd < 0)
 			continue;
 		if (write(fd, buf, strlen(buf)) < 0)
 			perror("write");
 		close(fd);
+		if (rename_over && rename(tmp, path) < 0)
+			perror("rename");
 	}
 }
 
@@ -72,19 +79,20 @@ static int race__reader(const char *path, int secs)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: read-race PATH SECONDS [PAGES]\n");
+	if (argc < 3 || argc > 5 || (argc == 5 && strcmp(argv[4], "rename") != 0)) {
+		fprintf(stderr, "usage: read-race PATH SECONDS [PAGES [rename]]\n");
 		return 2;
 	}
 	int secs = atoi(argv[2]);
-	int pages = argc == 4 ? atoi(argv[3]) : 0;
+	int pages = argc >= 4 ? atoi(argv[3]) : 0;
+	int rename_over = argc == 5;
 	if (pages < 0 || pages > RACE_MAX_PAGES) {
 		fprintf(stderr, "read-race: PAGES is 0 to %d\n", RACE_MAX_PAGES);
 		return 2;
 	}
 	for (int w = 0; w < 2; w++)
 		if (fork() == 0) {
-			race__writer(argv[1], secs, w, pages);
+			race__writer(argv[1], secs, w, pages, rename_over);
 			_exit(0);
 		}
 	for (int r = 0; r < 3; r++)

@@ -237,12 +237,10 @@ static int open_fds(void)
 	return n;
 }
 
-static void test_misc__server_udp_threads(void **state)
+/* A zone with one Service: dev/web at 10.96.1.5. */
+static struct zone *web_zone(void)
 {
-	(void)state;
-	int fds = open_fds();
 	struct error *err = NULL;
-	struct loop *loop = loop_new(&err);
 	struct zone *z = zone_new("cluster.local", 5, "10.96.0.10", &err);
 	assert_non_null(z);
 	struct ynode *svc = NULL;
@@ -250,17 +248,34 @@ static void test_misc__server_udp_threads(void **state)
 	assert_int_equal(yaml_parse_one(web, strlen(web), &svc, &err), 0);
 	zone_set_service(z, "dev", "web", svc, NULL);
 	ynode_free(svc);
+	return z;
+}
+
+/* 3 UDP threads on 127.0.0.1:port (the server keeps a pointer to it:
+ * the caller's copy must outlive the server). */
+static struct server_config three_threads(int port, const char *upstreams)
+{
+	return (struct server_config){.listen = "127.0.0.1",
+				      .port = port,
+				      .tcp_idle_ms = 1000,
+				      .tcp_max = 4,
+				      .threads = 3,
+				      .upstreams = upstreams,
+				      .forward_timeout_ms = 2000};
+}
+
+static void test_misc__server_udp_threads(void **state)
+{
+	(void)state;
+	int fds = open_fds();
+	struct error *err = NULL;
+	struct loop *loop = loop_new(&err);
+	struct zone *z = web_zone();
 	int up_port, port = free_port();
 	int upstream = udp_socket(&up_port);
 	cleanup_free char *ups = xasprintf("127.0.0.1:%d", up_port);
 	struct metrics m = {0};
-	struct server_config cfg = {.listen = "127.0.0.1",
-				    .port = port,
-				    .tcp_idle_ms = 1000,
-				    .tcp_max = 4,
-				    .threads = 3,
-				    .upstreams = ups,
-				    .forward_timeout_ms = 2000};
+	struct server_config cfg = three_threads(port, ups);
 	struct server *s = server_new(loop, &cfg, z, &m, &err);
 	assert_non_null(s);
 	/* clients on many ports, spread over the threads' sockets */
@@ -311,6 +326,60 @@ static void test_misc__server_udp_threads(void **state)
 	assert_int_equal(open_fds(), fds); /* every socket, epoll set, eventfd closed */
 }
 
+/* Asks port from a new client (a new source port, so SO_REUSEPORT may
+ * pick any thread's socket) and checks web's answer. */
+static void ask_web(struct loop *loop, int port, uint16_t id)
+{
+	int client_port, client = udp_socket(&client_port);
+	send_query(client, port, "web.dev.svc.cluster.local", id);
+	wait_readable(loop, client);
+	uint8_t r[512];
+	ssize_t n = recv(client, r, sizeof(r), 0);
+	assert_true(n >= 16);
+	assert_int_equal(r[0] << 8 | r[1], id);
+	assert_int_equal(r[3] & 0xf, DNS_R_NOERROR);
+	close(client);
+}
+
+static void test_misc__server_udp_thread_dies(void **state)
+{
+	(void)state;
+	int fds = open_fds();
+	struct error *err = NULL;
+	struct loop *loop = loop_new(&err);
+	struct zone *z = web_zone();
+	int port = free_port();
+	struct metrics m = {0};
+	struct server_config cfg = three_threads(port, "");
+	struct server *s = server_new(loop, &cfg, z, &m, &err);
+	assert_non_null(s);
+	assert_int_equal(server_udp_threads(s), 3);
+	server_fail_thread(s, 1);
+	for (int i = 0; i < 250 && server_udp_threads(s) != 2; i++)
+		assert_int_equal(loop_run_once(loop, 20, NULL), 0);
+	assert_int_equal(server_udp_threads(s), 2);
+	assert_false(server_failed(s));
+	/* Its socket is closed: every client, whatever its port, is answered
+	 * by the two left (a socket left bound would take a share of them,
+	 * unread, and wait_readable would fail). */
+	for (int i = 0; i < 24; i++)
+		ask_web(loop, port, (uint16_t)(200 + i));
+	/* An address added later has no socket for it, and is answered. */
+	assert_int_equal(server_listen(s, "127.0.0.2", &err), 1);
+	/* The last ones gone, the server says so and stops the loop. */
+	server_fail_thread(s, 0);
+	server_fail_thread(s, 2);
+	for (int i = 0; i < 250 && !server_failed(s); i++)
+		assert_int_equal(loop_run_once(loop, 20, NULL), 0);
+	assert_true(server_failed(s));
+	assert_int_equal(server_udp_threads(s), 0);
+	assert_int_equal(loop_run(loop, &err), 0); /* stopped: returns at once */
+	server_free(s);
+	zone_free(z);
+	loop_free(loop);
+	assert_int_equal(open_fds(), fds); /* nothing closed twice or left open */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +389,7 @@ int main(void)
 	    cmocka_unit_test(test_misc__metrics),
 	    cmocka_unit_test(test_misc__server_listen),
 	    cmocka_unit_test(test_misc__server_udp_threads),
+	    cmocka_unit_test(test_misc__server_udp_thread_dies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
