@@ -133,18 +133,7 @@ proxied() { lab_exec "$1" nft list table ip "corral-proxy-lab-$1" 2>/dev/null | 
 both_proxied() { proxied 1 && proxied 2; }
 check "both hosts' proxies DNAT $CIP to it" wait_for 10 both_proxied
 
-client() { # NAME NODE SCRIPT
-	cat >"$D/pods/$1.yaml" <<Y
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  nodeName: $2
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers: [{name: c, image: busybox, command: ["sh", "-c", "$3"]}]
-Y
-}
+client() { client_pod "$D" "$@"; }
 # a pod's output: host I's pod logs
 plog() { cat "$(H "$1")/logs/dev_$2_"*/c/*.log 2>/dev/null; }
 # DNS asks until kube-dns answers (a pod may start before its proxy has
