@@ -1,7 +1,7 @@
 #!/bin/bash
 # Pod networking across hosts (host-gw) in a lab of two hosts (tests/lib/
-# lab.sh): one corral-fs over LMDB on the machine (its mount is seen in
-# the hosts), corral-ctrl and corral-sched on the machine, and in each host
+# lab.sh): one corral-fs over LMDB on the machine (mounted before the
+# hosts are made, so that each host's mount namespace has it), corral-ctrl and corral-sched on the machine, and in each host
 # a real corral-noded (node lab-I, InternalIP 10.77.0.I) and a corral-dns.
 # Each host routes the other's podCIDR through its InternalIP; a pod on
 # host 1 reaches a pod on host 2 by IP, through a Service's ClusterIP, and
@@ -54,8 +54,10 @@ final() {
 }
 trap final EXIT
 
-lab_up 2 || { echo "not ok - the lab did not come up"; exit 1; }
+# the mount first: the hosts' mount namespaces are copies of the machine's,
+# made by lab_up, and see what it held then
 start_fs
+lab_up 2 || { echo "not ok - the lab did not come up"; exit 1; }
 "$CTRL" --mount "$M" --leader-elect=false >>"$T/ctrl.log" 2>&1 &
 PIDS+=($!)
 "$SCHED" --mount "$M" --leader-elect=false >>"$T/sched.log" 2>&1 &
@@ -121,7 +123,7 @@ spec:
   selector: {app: web}
   ports: [{name: http, port: 80, targetPort: http}]
 Y
-has_ip() { grep -q '^  podIP: [0-9]' "$D/pods/web.yaml" 2>/dev/null; }
+has_ip() { grep -q "^  podIP: '\{0,1\}[0-9]" "$D/pods/web.yaml" 2>/dev/null; }
 check "the web pod runs on host 2 with an address" wait_for 30 has_ip
 WEBIP=$(sed -n 's/^  podIP: //p' "$D/pods/web.yaml" | tr -d "'")
 in_endpoints() { grep -q "ip: '\{0,1\}$WEBIP" "$D/endpoints/web.yaml" 2>/dev/null; }
