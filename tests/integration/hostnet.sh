@@ -37,7 +37,6 @@ H() { echo "$T/lab/h$1"; }
 stop_noded() { # I: its agent stops, its pods and network with it
 	local i=$1
 	[ -n "${NPID[$i]:-}" ] || return 0
-	wait_for 20 sh -c "! pgrep -f -- '--director[y]=$(H "$i")/nstate' >/dev/null"
 	kill "${NPID[$i]}" 2>/dev/null
 	wait "${NPID[$i]}" 2>/dev/null
 	NPID[$i]=
@@ -98,7 +97,7 @@ lab_exec 2 python3 -m http.server "$LPORT" --bind 0.0.0.0 --directory "$T/www" >
 PIDS+=($!)
 listening() { lab_exec 1 wget -qO- -T 2 "http://10.77.0.2:$LPORT/" | grep -q host-2-listener; }
 check "host 1 reaches host 2's listener (it is up)" wait_for 10 listening
-check "host 2 reaches it on its gateway $GW2" sh -c "ip netns exec $(lab_ns 2) wget -qO- -T 2 http://$GW2:$LPORT/ | grep -q host-2-listener"
+check "host 2 reaches it on its gateway $GW2" sh -c "ip netns exec $(lab_ns 2) timeout 2 wget -qO- http://$GW2:$LPORT/ | grep -q host-2-listener"
 
 D=$M/namespaces/dev
 mkdir -p "$D"
@@ -141,11 +140,11 @@ plog() { cat "$(H "$1")/logs/dev_$2_"*/c/*.log 2>/dev/null; }
 # DNS asks until kube-dns answers (a pod may start before its proxy has
 # kube-dns's rules), 20 times at most
 ASK="i=0; until nslookup web.dev.svc.cluster.local; do i=\$((i + 1)); [ \$i -ge 20 ] && break; sleep 0.5; done"
-client byip lab-1 "wget -qO- -T 5 http://$WEBIP:8080/; echo done"
-client bysvc lab-1 "wget -qO- -T 5 http://$CIP/; echo done"
-client dns1 lab-1 "$ASK; wget -qO- -T 5 http://web.dev.svc.cluster.local/ && echo by-name; echo done"
+client byip lab-1 "timeout 5 wget -qO- http://$WEBIP:8080/; echo done"
+client bysvc lab-1 "timeout 5 wget -qO- http://$CIP/; echo done"
+client dns1 lab-1 "$ASK; timeout 5 wget -qO- http://web.dev.svc.cluster.local/ && echo by-name; echo done"
 client dns2 lab-2 "$ASK; echo done"
-client fence lab-1 "wget -qO- -T 3 http://10.77.0.2:$LPORT/ && echo REACHED-HOST; wget -qO- -T 3 http://$GW2:$LPORT/ && echo REACHED-GATEWAY; wget -qO- -T 3 http://10.77.1.1:$LPORT/ && echo REACHED-BEYOND; echo done"
+client fence lab-1 "timeout 5 wget -qO- http://$WEBIP:8080/ && echo CONTROL; timeout 3 wget -qO- http://10.77.0.2:$LPORT/ && echo REACHED-HOST; timeout 3 wget -qO- http://$GW2:$LPORT/ && echo REACHED-GATEWAY; timeout 3 wget -qO- http://10.77.1.1:$LPORT/ && echo REACHED-BEYOND; echo done"
 # said I NAME PATTERN: pod NAME of host I printed PATTERN; got: and is done
 said() { plog "$1" "$2" | grep -q -- "$3"; }
 got() { said "$1" "$2" '^done' && said "$@"; }
@@ -157,6 +156,7 @@ check "a pod on host 2 resolves web.dev.svc.cluster.local to $CIP" wait_for 20 g
 check "a pod on host 1 resolves it too" wait_for 20 got 1 dns1 "Address.*$CIP"
 check "... and reaches the Service by that name" said 1 dns1 by-name
 check "the fenced pod tried everything" wait_for 20 said 1 fence '^done'
+check "... and its wget works (it reached the web pod)" said 1 fence CONTROL
 refute "a pod on host 1 does not reach host 2's own address 10.77.0.2" said 1 fence REACHED-HOST
 refute "... nor host 2's gateway $GW2 (its input chain)" said 1 fence REACHED-GATEWAY
 refute "... nor anything beyond the lab's ranges" said 1 fence REACHED-BEYOND
