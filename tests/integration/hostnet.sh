@@ -33,6 +33,15 @@ PIDS=()
 NPID=()
 DPID=()
 H() { echo "$T/lab/h$1"; }
+# lab_bg I LOG CMD...: CMD on host I in the background, its output in LOG;
+# $! is then CMD itself (nsenter execs it), to be signalled and waited for:
+# `lab_exec ... &` would leave a subshell's pid there, and a TERM to it
+# would never reach CMD
+lab_bg() {
+	local i=$1 log=$2
+	shift 2
+	nsenter -t "${LAB_ANCHOR[$i]}" -m -u -n -- "$@" >>"$log" 2>&1 &
+}
 
 stop_noded() { # I: its agent stops, its pods and network with it
 	local i=$1
@@ -44,7 +53,8 @@ stop_noded() { # I: its agent stops, its pods and network with it
 final() {
 	local p i
 	[ -n "${HOSTNET_TEST_LOGS:-}" ] && mkdir -p "$HOSTNET_TEST_LOGS" &&
-		cp "$T"/*.log "$T"/lab/h*/*.log "$HOSTNET_TEST_LOGS"/ 2>/dev/null
+		cp "$T"/*.log "$HOSTNET_TEST_LOGS"/ 2>/dev/null &&
+		for i in 1 2; do for p in "$(H "$i")"/*.log; do cp "$p" "$HOSTNET_TEST_LOGS/h$i-${p##*/}"; done; done
 	for i in 1 2; do stop_noded "$i"; done
 	for p in "${DPID[@]}" "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${DPID[@]}" "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
@@ -68,10 +78,10 @@ for i in 1 2; do
 	"$ROOT/tools/corral" image build-busybox --images "$h/images" >/dev/null ||
 		{ echo "not ok - corral image build-busybox failed"; exit 1; }
 	# health and metrics on the host's own loopback: no port is shared
-	lab_exec "$i" "$DNS" --mount "$M" --port "$DPORT" >>"$h/dns.log" 2>&1 &
+	lab_bg "$i" "$h/dns.log" "$DNS" --mount "$M" --port "$DPORT"
 	DPID[$i]=$!
-	lab_exec "$i" "$NODED" --mount "$M" --name "lab-$i" --node-ip "$(lab_ip "$i")" \
-		--config "$h/noded.conf" --heartbeat-period 1s --cleanup-on-exit >>"$h/noded.log" 2>&1 &
+	lab_bg "$i" "$h/noded.log" "$NODED" --mount "$M" --name "lab-$i" --node-ip "$(lab_ip "$i")" \
+		--config "$h/noded.conf" --heartbeat-period 1s --cleanup-on-exit
 	NPID[$i]=$!
 done
 
@@ -93,7 +103,7 @@ check "the pod range is still unreachable beyond the nodes' slices" sh -c "ip ne
 
 # host 2's own listener, on every address it has
 mkdir -p "$T/www" && echo host-2-listener >"$T/www/index.html"
-lab_exec 2 python3 -m http.server "$LPORT" --bind 0.0.0.0 --directory "$T/www" >>"$T/listener.log" 2>&1 &
+lab_bg 2 "$T/listener.log" python3 -m http.server "$LPORT" --bind 0.0.0.0 --directory "$T/www"
 PIDS+=($!)
 listening() { lab_exec 1 wget -qO- -T 2 "http://10.77.0.2:$LPORT/" | grep -q host-2-listener; }
 check "host 1 reaches host 2's listener (it is up)" wait_for 10 listening
