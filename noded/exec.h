@@ -14,4 +14,8 @@
  * it printed on standard error (its last line), or how it ended. */
 int exec_run(char *const argv[], const char *input, pid_t netns_pid, struct error **err);
 
+/* Like exec_run() with no input, and what argv prints on standard output
+ * in *out (malloc'd; NULL on failure). */
+int exec_output(char *const argv[], pid_t netns_pid, char **out, struct error **err);
+
 #endif

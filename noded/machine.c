@@ -222,8 +222,8 @@ void machine_host_ip(char *buf, size_t size)
 				continue;
 			if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
 				continue;
-			/* corral's own bridges hold pod gateways, not the host */
-			if (strncmp(i->ifa_name, "corral", 6) == 0)
+			/* corral's own bridges (crl<hash>) hold pod gateways, not the host */
+			if (strncmp(i->ifa_name, "crl", 3) == 0)
 				continue;
 			if (pass == 0 && strcmp(i->ifa_name, def) != 0)
 				continue;

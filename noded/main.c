@@ -1,7 +1,8 @@
 /* main.c: corral-noded, the node agent (the kubelet's role).
  *
  *   corral-noded [--mount DIR] [--name NAME] [--hollow] [--config FILE]
- *                [--pod-cidr CIDR] [--heartbeat-period DURATION] [--verbose]
+ *                [--pod-cidr CIDR] [--node-ip ADDRESS] [--heartbeat-period DURATION]
+ *                [--verbose]
  *   corral-noded [--config FILE] image pull REF | list | rm REF... | prune
  *
  * Reads top to bottom: options and the [noded] section, the loop and its
@@ -9,6 +10,7 @@
  * then the loop until SIGTERM or SIGINT, and everything undone in reverse.
  * Stopping leaves the node object and the pods' status as they are. */
 #include "config.h"
+#include "hostgw.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -106,6 +108,8 @@ static void usage(FILE *out)
 	    "  --pod-cidr CIDR             this node's pod range (default: a free /24 of\n"
 	    "                              10.244.0.0/16)\n"
 	    "  --heartbeat-period DURATION how often the node's status is written (default 10s)\n"
+	    "  --node-ip ADDRESS           the node's InternalIP, where other hosts route its\n"
+	    "                              pods (default: the machine's address)\n"
 	    "  --cleanup-on-exit           stop and remove this node's pods, bridge and rules\n"
 	    "                              when stopping (default: pods keep running)\n"
 	    "  --service-account-key-file FILE  the private key (PEM, RSA or EC P-256) that\n"
@@ -181,6 +185,7 @@ int main(int argc, char **argv)
 	    {"config", required_argument, NULL, 'c'},
 	    {"pod-cidr", required_argument, NULL, 'p'},
 	    {"heartbeat-period", required_argument, NULL, 'b'},
+	    {"node-ip", required_argument, NULL, 'I'},
 	    {"cleanup-on-exit", no_argument, NULL, 'C'},
 	    {"service-account-key-file", required_argument, NULL, 'k'},
 	    {"serve-port", required_argument, NULL, 'P'},
@@ -195,7 +200,7 @@ int main(int argc, char **argv)
 	const char *flag_mount = NULL, *flag_name = NULL, *flag_config = NULL;
 	const char *flag_cidr = NULL, *flag_beat = NULL, *flag_sa_key = NULL;
 	const char *flag_serve_port = NULL, *flag_tls_cert = NULL, *flag_tls_key = NULL;
-	const char *flag_client_ca = NULL;
+	const char *flag_client_ca = NULL, *flag_node_ip = NULL;
 	bool flag_hollow = false, verbose = false, flag_cleanup = false;
 	int c;
 
@@ -219,6 +224,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			flag_beat = optarg;
+			break;
+		case 'I':
+			flag_node_ip = optarg;
 			break;
 		case 'C':
 			flag_cleanup = true;
@@ -320,6 +328,7 @@ int main(int argc, char **argv)
 	    (flag_hollow && config_set(keys, "hollow", "true", &err) < 0) ||
 	    (flag_cidr && config_set(keys, "pod-cidr", flag_cidr, &err) < 0) ||
 	    (flag_beat && config_set(keys, "heartbeat-period", flag_beat, &err) < 0) ||
+	    (flag_node_ip && config_set(keys, "node-ip", flag_node_ip, &err) < 0) ||
 	    (flag_cleanup && config_set(keys, "cleanup-on-exit", "true", &err) < 0) ||
 	    (flag_sa_key && config_set(keys, "service-account-key-file", flag_sa_key, &err) < 0) ||
 	    (flag_serve_port && config_set(keys, "serve-port", flag_serve_port, &err) < 0) ||
@@ -495,6 +504,7 @@ int main(int argc, char **argv)
 	struct metrics *metrics = NULL;
 	struct static_pods *statics = NULL;
 	struct net *net = NULL;
+	struct hostgw *hostgw = NULL;
 	struct proxy *proxy = NULL;
 	struct serve *serve = NULL;
 	log_info("node %s on %s (%s mode, runtime %s)", cf.name, cf.mount,
@@ -518,6 +528,15 @@ int main(int argc, char **argv)
 		if (net_up(net, &err) < 0)
 			goto out_node;
 		runtime_nspawn_attach(rt, net, node_agent_host_ip(na));
+		const struct hostgw_opts gopts = {
+		    .mount = cf.mount,
+		    .node = cf.name,
+		    .cluster_cidr = no.cluster_cidr,
+		    .service_cidr = service_cidr,
+		};
+		hostgw = hostgw_new(loop, &gopts);
+		if (hostgw_start(hostgw, &err) < 0)
+			goto out_node;
 	}
 	if (!cf.hollow && cf.proxy) {
 		char pod_cidr[CIDR_STR_SIZE], cluster_cidr[CIDR_STR_SIZE];
@@ -619,9 +638,12 @@ out_node:
 	if (proxy && !cf.cleanup_on_exit)
 		proxy_keep_table(proxy); /* services keep working meanwhile */
 	proxy_free(proxy);
+	hostgw_free(hostgw);
 	if (net && cf.cleanup_on_exit) {
 		runtime_nspawn_stop_all(rt);
-		net_down(net);
+		/* the host's last node: no agent of it wants routes any more */
+		if (net_down(net))
+			hostgw_remove_all(&no.cluster_cidr);
 	}
 	net_free(net);
 	node_agent_free(na);

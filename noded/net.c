@@ -109,7 +109,11 @@ static int net__no_ipv6(const char *link, struct error **err)
  * (the kube-dns endpoints are the gateways, the proxy's DNAT brings DNS
  * there) and the answers to what the host started (probes, the proxy's
  * hairpin); a listener on 0.0.0.0, the gateway or any other address of
- * the host is out of its reach. */
+ * the host is out of its reach. Pods of other hosts come in through the
+ * host's own link (hostgw.h) and are forwarded to ours; the only address
+ * of the host they can send to (the forward chains of their own hosts
+ * keep them inside the pod range) is the gateway, and it is closed to
+ * them as to ours. */
 static char *net__table(const struct net *n)
 {
 	char pods[CIDR_STR_SIZE];
@@ -127,10 +131,13 @@ static char *net__table(const struct net *n)
 			 "\t\tiifname \"%s\" ct state established,related accept\n"
 			 "\t\tiifname \"%s\" ct status dnat accept\n"
 			 "\t\tiifname \"%s\" counter drop\n"
+			 "\t\tiifname != \"lo\" ip saddr %s ip daddr %s ct status dnat accept\n"
+			 "\t\tiifname != \"lo\" ip saddr %s ip daddr %s "
+			 "ct state new,invalid,untracked counter drop\n"
 			 "\t}\n"
 			 "}\n",
 			 n->table, n->table, n->table, n->bridge, pods, n->bridge, pods, n->bridge,
-			 n->bridge, n->bridge);
+			 n->bridge, n->bridge, pods, n->gateway, pods, n->gateway);
 }
 
 /* net_up()'s steps. Each failure returns at once: a goto past the
@@ -193,7 +200,7 @@ static bool net__others(const struct net *n)
 	return found;
 }
 
-void net_down(struct net *n)
+bool net_down(struct net *n)
 {
 	struct error *err = NULL;
 	cleanup_free char *del = xasprintf("link del %s\n", n->bridge);
@@ -202,7 +209,8 @@ void net_down(struct net *n)
 		error_free(err);
 		err = NULL;
 	}
-	if (!net__others(n)) {
+	bool last = !net__others(n);
+	if (last) {
 		char pods[CIDR_STR_SIZE], services[CIDR_STR_SIZE];
 		cidr_format(&n->cluster_cidr, pods);
 		cidr_format(&n->service_cidr, services);
@@ -221,6 +229,7 @@ void net_down(struct net *n)
 		log_debug("network: %s", err->msg);
 		error_free(err);
 	}
+	return last;
 }
 
 void net_veth_name(const char *uid, char out[NET_IFNAME_SIZE])

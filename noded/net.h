@@ -20,6 +20,7 @@
 #ifndef CORRAL_NODED_NET_H
 #define CORRAL_NODED_NET_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "cidr.h"
@@ -41,8 +42,9 @@ void net_free(struct net *n);
 
 /* Makes (or takes over, after a restart) the bridge, routes and table. */
 int net_up(struct net *n, struct error **err);
-/* Removes them. */
-void net_down(struct net *n);
+/* Removes them; true when no other corral bridge is left on the host
+ * (the unreachable routes went too). */
+bool net_down(struct net *n);
 
 const char *net_bridge(const struct net *n);
 /* "10.244.0.1" */

@@ -305,6 +305,19 @@ static void collect_eps(struct world *w, struct svcport *sp, const char *port_na
 		if (k == 0 || cmp_ep(&sp->eps[k - 1], &sp->eps[i]) != 0)
 			sp->eps[k++] = sp->eps[i];
 	sp->neps = k;
+	/* An endpoint at this node's gateway is this host itself (kube-dns:
+	 * corral-dns listens on every node's gateway on its host); it is
+	 * taken alone, so that the query never crosses to another host,
+	 * whose gateway is closed to pods that are not its own. */
+	if (!w->pa->has_pod_cidr)
+		return;
+	uint32_t gw = w->pa->pod.addr + 1;
+	k = 0;
+	for (size_t i = 0; i < sp->neps; i++)
+		if (sp->eps[i].ip == gw)
+			sp->eps[k++] = sp->eps[i];
+	if (k)
+		sp->neps = k;
 }
 
 static void add_service(struct world *w, const char *key, const struct ynode *svc,
@@ -599,10 +612,21 @@ static void put_base_chains(FILE *f, const struct params *pa)
 	      "\t\tip daddr @node-addresses meta l4proto . th dport vmap @nodeports\n"
 	      "\t}\n",
 	      f);
-	fprintf(f,
-		"\tchain nat-postrouting {\n"
-		"\t\ttype nat hook postrouting priority 100; policy accept;\n"
-		"\t\tmeta mark & 0x%x == 0x%x meta mark set meta mark ^ 0x%x masquerade\n",
+	fputs("\tchain nat-postrouting {\n"
+	      "\t\ttype nat hook postrouting priority 100; policy accept;\n",
+	      f);
+	if (pa->bridge[0] && pa->has_pod_cidr) {
+		/* marked traffic for another host's pod leaves from the
+		 * gateway, an address of the pod range: the other host
+		 * forwards nothing to its pods from outside the range */
+		fprintf(f, "\t\tmeta mark & 0x%x == 0x%x oifname != \"%s\" ip daddr ", pa->mark,
+			pa->mark, pa->bridge);
+		put_cidr(f, &pa->cluster);
+		fprintf(f, " meta mark set meta mark ^ 0x%x snat to ", pa->mark);
+		put_ip(f, pa->pod.addr + 1);
+		fputc('\n', f);
+	}
+	fprintf(f, "\t\tmeta mark & 0x%x == 0x%x meta mark set meta mark ^ 0x%x masquerade\n",
 		pa->mark, pa->mark, pa->mark);
 	if (pa->bridge[0] && pa->has_pod_cidr) {
 		fprintf(f, "\t\tct status dnat oifname \"%s\" ip saddr ", pa->bridge);

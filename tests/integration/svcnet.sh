@@ -97,18 +97,7 @@ readyips() { awk '/^(- |  )?addresses:/{s=1; next} /^(- |  )?(notReadyAddresses|
 nready() { readyips | wc -w; }
 check "both replicas run on real nodes and are Ready in the endpoints" wait_for 60 sh -c "[ \$(awk '/^(- |  )?addresses:/{s=1; next} /^(- |  )?(notReadyAddresses|ports):/{s=0} s && /ip: /' '$D/endpoints/web.yaml' 2>/dev/null | wc -l) = 2 ]"
 check "the endpoints name the container port (8080)" grep -q 'port: 8080' "$D/endpoints/web.yaml"
-client() { # NAME NODE SCRIPT
-	cat >"$D/pods/$1.yaml" <<Y
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  nodeName: $2
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers: [{name: c, image: busybox, command: ["sh", "-c", "$3"]}]
-Y
-}
+client() { client_pod "$D" "$@"; }
 log() { cat "$T/logs/dev_$1_"*/c/*.log 2>/dev/null; }
 client c1 "$NA" "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do wget -qO- http://$CIP/; done; echo done"
 check "a pod reaches the service by its ClusterIP" wait_for 30 sh -c "cat '$T'/logs/dev_c1_*/c/*.log 2>/dev/null | grep -q '^done'"

@@ -108,6 +108,21 @@ hash8() {
 	printf '%08x\n' "$h"
 }
 
+# client_pod FOLDER NAME NODE SCRIPT: a busybox pod NAME of the namespace
+# FOLDER (namespaces/<ns>) bound to NODE, that runs `sh -c SCRIPT` once.
+client_pod() {
+	cat >"$1/pods/$2.yaml" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: $2}
+spec:
+  nodeName: $3
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox, command: ["sh", "-c", "$4"]}]
+Y
+}
+
 # node_net_cleanup STATE NODE...: what a real corral-noded leaves when it
 # dies before cleaning up: each NODE's bridge and nftables table, the
 # unreachable routes once no corral bridge is left, and the mounts under

@@ -305,6 +305,8 @@ static void test_proxy_render__hairpin_and_bridge_masquerade(void **state)
 	assert_has(t,
 		   "\tchain nat-postrouting {\n\t\ttype nat hook postrouting priority 100; "
 		   "policy accept;\n"
+		   "\t\tmeta mark & 0x4000 == 0x4000 oifname != \"crl-test\" ip daddr "
+		   "10.244.0.0/16 meta mark set meta mark ^ 0x4000 snat to 10.244.0.1\n"
 		   "\t\tmeta mark & 0x4000 == 0x4000 meta mark set meta mark ^ 0x4000 "
 		   "masquerade\n"
 		   "\t\tct status dnat oifname \"crl-test\" ip saddr 10.244.0.0/24 masquerade\n");
@@ -316,6 +318,39 @@ static void test_proxy_render__hairpin_and_bridge_masquerade(void **state)
 	cleanup_free char *t2 = render_with(&o, &w);
 	assert_has(t2, "\t\tip saddr 10.244.0.3 meta mark set meta mark | 0x10000 meta");
 	assert_lacks(t2, "oifname");
+	world_free(&w);
+}
+
+/* An endpoint at this node's gateway is the host (corral-dns on every
+ * node's gateway): it is taken alone, so that DNS never crosses to another
+ * host; a service without it keeps every endpoint. */
+static void test_proxy_render__own_gateway_taken_alone(void **state)
+{
+	(void)state;
+	struct world w = {0};
+	add_svc(&w, "kube-system/kube-dns",
+		"spec: {clusterIP: 10.96.0.10, ports: [{name: dns, port: 53, protocol: UDP, "
+		"targetPort: 10053}]}\n");
+	add_eps(&w, "kube-system/kube-dns",
+		"subsets: [{addresses: [{ip: 10.244.0.1}, {ip: 10.244.1.1}, {ip: 10.244.2.1}],"
+		" ports: [{name: dns, port: 10053, protocol: UDP}]}]\n");
+	add_svc(&w, "dev/web", web_svc);
+	add_eps(&w, "dev/web", web_eps);
+	cleanup_free char *t = render(&w);
+	assert_has(t, "\tchain svc-kube-system/kube-dns/udp/53 {\n"
+		      "\t\tip saddr 10.244.0.1 meta mark set meta mark | 0x4000 meta l4proto udp "
+		      "dnat to 10.244.0.1:10053\n"
+		      "\t\tmeta l4proto udp dnat to 10.244.0.1:10053\n\t}\n");
+	assert_lacks(t, "10.244.1.1:10053");
+	assert_lacks(t, "10.244.2.1:10053");
+	/* a node whose gateway is none of them spreads over all */
+	struct proxy_opts o = opts;
+	o.pod_cidr = "10.244.9.0/24";
+	cleanup_free char *t2 = render_with(&o, &w);
+	assert_has(t2, "dnat to 10.244.0.1:10053");
+	assert_has(t2, "dnat to 10.244.1.1:10053");
+	assert_has(t2, "dnat to 10.244.2.1:10053");
+	assert_has(t2, "snat to 10.244.9.1\n");
 	world_free(&w);
 }
 
@@ -333,11 +368,11 @@ static void test_proxy_render__sorted_and_deterministic(void **state)
 	     "subsets: [{addresses: [{ip: 10.244.0.7}, {ip: 10.244.0.5}, {ip: 10.244.0.6}],"
 	     " ports: [{port: 80}]}]\n"},
 	    {"b/web", "subsets: [{addresses: [{ip: 10.244.0.2}], ports: [{port: 80}]},"
-		      " {addresses: [{ip: 10.244.0.1}], ports: [{port: 80}]}]\n"},
+		      " {addresses: [{ip: 10.244.0.8}], ports: [{port: 80}]}]\n"},
 	    {"a/api", "subsets: [{addresses: [{ip: 10.244.0.4}], ports: [{port: 8443}]}]\n"},
 	};
 	static const char *const eps_shuffled[][2] = {
-	    {"b/web", "subsets: [{addresses: [{ip: 10.244.0.1}], ports: [{port: 80}]},"
+	    {"b/web", "subsets: [{addresses: [{ip: 10.244.0.8}], ports: [{port: 80}]},"
 		      " {addresses: [{ip: 10.244.0.2}, {ip: 10.244.0.2}], ports: [{port: 80}]}]\n"},
 	    {"a/api", "subsets: [{addresses: [{ip: 10.244.0.4}], ports: [{port: 8443}]}]\n"},
 	    {"a/web",
@@ -373,8 +408,8 @@ static void test_proxy_render__sorted_and_deterministic(void **state)
 	     *a6 = strstr(t1, "dnat to 10.244.0.6:80\n"),
 	     *a7 = strstr(t1, "dnat to 10.244.0.7:80\n");
 	assert_true(a5 && a6 && a7 && a5 < a6 && a6 < a7);
-	assert_has(t1, "\t\tip saddr != 10.244.0.1 numgen random mod 2 == 0 meta l4proto tcp dnat "
-		       "to 10.244.0.1:80\n");
+	assert_has(t1, "\t\tip saddr != 10.244.0.2 numgen random mod 2 == 0 meta l4proto tcp dnat "
+		       "to 10.244.0.2:80\n");
 	world_free(&w1);
 	world_free(&w2);
 }
@@ -842,6 +877,7 @@ int main(void)
 	    cmocka_unit_test(test_proxy_render__client_ip_affinity),
 	    cmocka_unit_test(test_proxy_render__no_endpoints_refused),
 	    cmocka_unit_test(test_proxy_render__hairpin_and_bridge_masquerade),
+	    cmocka_unit_test(test_proxy_render__own_gateway_taken_alone),
 	    cmocka_unit_test(test_proxy_render__sorted_and_deterministic),
 	    cmocka_unit_test(test_proxy_render__headless_and_unallocated_ignored),
 	    cmocka_unit_test(test_proxy_render__garbage_skipped_without_harm),
