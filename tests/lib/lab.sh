@@ -7,9 +7,10 @@
 #                   route anywhere), and an anchor process holding the host's
 #                   own mount and UTS namespaces (hostname lab-I, its own
 #                   /run/corral and, if the caller wants it, its own
-#                   /cluster). Mounts the machine makes later are seen in
-#                   the hosts (slave propagation); a host's own mounts are
-#                   seen nowhere else.
+#                   /cluster). Mounts the machine made before lab_up are
+#                   seen in the hosts (later ones only where the machine's
+#                   / is a shared mount: not in every container, so mount
+#                   first); a host's own mounts are seen nowhere else.
 #   lab_exec I CMD  runs CMD on host I (its network, mount and UTS namespaces)
 #   lab_ip I        host I's address
 #   lab_etcd_up [N] one etcd member per host, on hosts 1..N (default all;
@@ -112,7 +113,9 @@ lab_etcd_start() {
 	local i=$1 cluster=${2:-$LAB_CLUSTER} ip
 	LAB_CLUSTER=$cluster
 	ip=$(lab_ip "$i")
-	lab_exec "$i" etcd --name "h$i" --data-dir "$T/lab/h$i/etcd" \
+	# nsenter itself, not lab_exec: $! must be etcd's PID (nsenter execs
+	# it), not a subshell's that a kill would not reach through
+	nsenter -t "${LAB_ANCHOR[$i]}" -m -u -n -- etcd --name "h$i" --data-dir "$T/lab/h$i/etcd" \
 		--listen-client-urls "http://$ip:2379" --advertise-client-urls "http://$ip:2379" \
 		--listen-peer-urls "http://$ip:2380" --initial-advertise-peer-urls "http://$ip:2380" \
 		--initial-cluster "$cluster" --initial-cluster-token "$LAB_PFX" \
