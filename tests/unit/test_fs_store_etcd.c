@@ -4,7 +4,12 @@
  * port below the ephemeral range, its data in a mkdtemp folder, killed and
  * removed at the end): put, get, conflicts, delete, the outbox, and a
  * second store's watch seeing the first's changes but not its own, and
- * listing everything again when compacted past. Every wait is bounded. */
+ * listing everything again when compacted past; a write whose answer was
+ * lost reported by its own store's watch; claims taken by one store
+ * refused to another; reads refused past the staleness bound while the
+ * member is stopped (SIGSTOP) and served again once it answers; the
+ * history's lease renewed with no history writer asking. Every wait is
+ * bounded. */
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -22,6 +27,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "error.h"
 #include "store.h"
@@ -490,6 +496,222 @@ static void test_store_etcd_live__a_watch_compacted_past_lists_again(void **stat
 	store_close(a);
 }
 
+/* Waits (10 s at most) until w has seen n changes. */
+static bool seen_wait(struct seen *w, int n)
+{
+	for (int i = 0; i < 100; i++) {
+		pthread_mutex_lock(&w->lock);
+		bool done = w->n >= n;
+		pthread_mutex_unlock(&w->lock);
+		if (done)
+			return true;
+		struct timespec ts = {0, 100000000};
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+static void test_store_etcd_live__a_write_whose_answer_was_lost_is_seen_as_anothers(void **state)
+{
+	(void)state;
+	struct store *a = open_store(), *b = open_store();
+	struct seen w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	assert_int_equal(store_foreach(a, false, count_one, &(int){0}, NULL), 0);
+	assert_int_equal(store_watch(a, seen_fn, &w, NULL), 0);
+	/* Committed, but a is told EIO: a's watch must report it. */
+	store_etcd_lose_replies(a, 1);
+	assert_int_equal(
+	    apply(a, "namespaces/lost/configmaps/lost", config_map("l", "1"), 0, NULL, NULL), -EIO);
+	/* Answered: never reported to a. */
+	assert_int_equal(
+	    apply(a, "namespaces/lost/configmaps/kept", config_map("k", "1"), 0, NULL, NULL), 0);
+	/* b's write comes after both: once a sees it, a has passed them. */
+	assert_int_equal(
+	    apply(b, "namespaces/lost/configmaps/last", config_map("z", "1"), 0, NULL, NULL), 0);
+	assert_true(seen_wait(&w, 2));
+	assert_int_equal(w.n, 2);
+	assert_string_equal(w.keys[0], "namespaces/lost/configmaps/lost");
+	assert_false(w.deleted[0]);
+	assert_string_equal(w.keys[1], "namespaces/lost/configmaps/last");
+	struct store_record rec = {0};
+	assert_int_equal(store_get(b, "namespaces/lost/configmaps/lost", &rec, NULL), 0);
+	store_record_clear(&rec);
+	store_close(b);
+	store_close(a);
+}
+
+/* A Service-like change of key taking (or giving back) claim name. */
+static int apply_claim(struct store *s, const char *key, bool put, uint64_t expect,
+		       const char *name, bool take, const char *holder, char **msg, uint64_t *rv)
+{
+	struct store_claim cl = {.name = (char *)name,
+				 .holder = (char *)holder,
+				 .refusal = (char *)"provided IP is already allocated",
+				 .take = take};
+	struct store_change c = {.key = key,
+				 .obj = put ? config_map("s", "1") : NULL,
+				 .expect_rv = expect,
+				 .claims = &cl,
+				 .nclaims = 1};
+	struct error *err = NULL;
+	int r = store_apply(s, &c, &err);
+	int status = r < 0 ? err->status : 0;
+	if (msg)
+		*msg = r < 0 ? xstrdup(err->msg) : NULL;
+	if (rv)
+		*rv = c.rv;
+	error_free(err);
+	free(c.yaml);
+	ynode_free(c.obj);
+	return r < 0 ? -status : 0;
+}
+
+static void test_store_etcd_live__a_claim_is_held_by_one_object_of_any_store(void **state)
+{
+	(void)state;
+	struct store *a = open_store(), *b = open_store();
+	uint64_t rv = 0;
+	cleanup_free char *msg = NULL;
+	assert_int_equal(apply_claim(a, "namespaces/cl/services/x", true, 0, "svcip/10.96.0.9",
+				     true, "service cl/x", NULL, &rv),
+			 0);
+	assert_int_equal(apply_claim(b, "namespaces/cl/services/y", true, 0, "svcip/10.96.0.9",
+				     true, "service cl/y", &msg, NULL),
+			 -EINVAL);
+	assert_string_equal(msg, "provided IP is already allocated (to service cl/x)");
+	/* Refused whole: y is not stored. */
+	struct store_record rec = {0};
+	struct error *err = NULL;
+	assert_int_equal(store_get(b, "namespaces/cl/services/y", &rec, &err), -ENOENT);
+	error_free(err);
+	/* x's deletion gives it back; then y takes it. */
+	assert_int_equal(apply_claim(a, "namespaces/cl/services/x", false, rv, "svcip/10.96.0.9",
+				     false, "service cl/x", NULL, NULL),
+			 0);
+	assert_int_equal(apply_claim(b, "namespaces/cl/services/y", true, 0, "svcip/10.96.0.9",
+				     true, "service cl/y", NULL, NULL),
+			 0);
+	/* A conflict on the object itself is still a conflict. */
+	assert_int_equal(apply_claim(a, "namespaces/cl/services/y", true, 0, "svcip/10.96.0.10",
+				     true, "service cl/y", NULL, NULL),
+			 -EAGAIN);
+	store_close(b);
+	store_close(a);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits (timeout_ms at most) until store_check_fresh(s) is want. */
+static bool fresh_wait(struct store *s, int want, int timeout_ms)
+{
+	int64_t end = mono_ms() + timeout_ms;
+	while (mono_ms() < end) {
+		struct error *err = NULL;
+		int r = store_check_fresh(s, &err);
+		error_free(err);
+		if (r == want)
+			return true;
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+static void test_store_etcd_live__reads_fail_past_the_staleness_bound(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	struct seen w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	assert_int_equal(store_foreach(s, false, count_one, &(int){0}, NULL), 0);
+	assert_int_equal(store_watch(s, seen_fn, &w, NULL), 0);
+	assert_true(fresh_wait(s, 0, 1000));
+	/* A member that hangs answers nothing: not even "no". */
+	assert_int_equal(kill(etcd_member.pid, SIGSTOP), 0);
+	int64_t stopped = mono_ms();
+	bool stale = fresh_wait(s, -EIO, STORE_ETCD_STALE_MS + 5000);
+	int64_t took = mono_ms() - stopped;
+	assert_int_equal(kill(etcd_member.pid, SIGCONT), 0);
+	assert_true(stale);
+	/* Served up to the bound: the last proof is at most a probe old. */
+	assert_true(took >= STORE_ETCD_STALE_MS - 2 * STORE_ETCD_PROBE_MS);
+	struct error *err = NULL;
+	assert_int_equal(store_check_fresh(s, &err), -EIO);
+	assert_int_equal(err->status, EIO);
+	error_free(err);
+	assert_true(fresh_wait(s, 0, 15000));
+	store_close(s);
+}
+
+/* POSTs body (JSON without single quotes) to path on the member: its
+ * answer, or NULL. */
+static json_t *etcd_call(const char *path, const char *body)
+{
+	cleanup_free char *cmd =
+	    xasprintf("curl -sf -m 2 http://%s%s -d '%s'", etcd_member.url, path, body);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return NULL;
+	json_t *out = json_loadf(f, 0, NULL);
+	pclose(f);
+	return out;
+}
+
+/* The lease of the first history replica's mark (0: none). */
+static long long replica_lease(void)
+{
+	/* The range /corral/r/ to /corral/r0, base64. */
+	json_t *r = etcd_call(
+	    "/v3/kv/range", "{\"key\": \"L2NvcnJhbC9yLw==\", \"range_end\": \"L2NvcnJhbC9yMA==\"}");
+	json_t *kv = json_array_get(json_object_get(r, "kvs"), 0);
+	const char *id = json_string_value(json_object_get(kv, "lease"));
+	long long lease = id ? strtoll(id, NULL, 10) : 0;
+	json_decref(r);
+	return lease;
+}
+
+/* The TTL etcd has left on lease (-1: gone). */
+static long lease_ttl(long long lease)
+{
+	cleanup_free char *body = xasprintf("{\"ID\": %lld}", lease);
+	json_t *r = etcd_call("/v3/kv/lease/timetolive", body);
+	const char *ttl = json_string_value(json_object_get(r, "TTL"));
+	long t = ttl ? strtol(ttl, NULL, 10) : -1;
+	json_decref(r);
+	return t;
+}
+
+static void test_store_etcd_live__the_lease_is_renewed_without_the_history(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	/* The first trim takes the lease: the replica's mark lives under it. */
+	assert_int_equal(store_outbox_trim(s, 1, NULL), 0);
+	long long lease = replica_lease();
+	assert_true(lease != 0);
+	/* Nobody trims again: the TTL only goes down unless the store's own
+	 * thread renews it. Wait (15 s at most: past the 10 s TTL) until it
+	 * goes back up. */
+	long low = lease_ttl(lease);
+	assert_true(low > 0);
+	bool renewed = false;
+	for (int64_t end = mono_ms() + 15000; mono_ms() < end && !renewed;) {
+		struct timespec ts = {0, 200000000};
+		nanosleep(&ts, NULL);
+		long ttl = lease_ttl(lease);
+		assert_true(ttl > 0); /* expired */
+		renewed = ttl > low;
+		if (ttl < low)
+			low = ttl;
+	}
+	assert_true(renewed);
+	store_close(s);
+}
+
 static void test_store_etcd_live__no_member_is_eio(void **state)
 {
 	(void)state;
@@ -520,6 +742,11 @@ int main(void)
 	    cmocka_unit_test(test_store_etcd_live__outbox_is_written_with_the_change),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_sees_others_changes_not_its_own),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_compacted_past_lists_again),
+	    cmocka_unit_test(
+		test_store_etcd_live__a_write_whose_answer_was_lost_is_seen_as_anothers),
+	    cmocka_unit_test(test_store_etcd_live__a_claim_is_held_by_one_object_of_any_store),
+	    cmocka_unit_test(test_store_etcd_live__reads_fail_past_the_staleness_bound),
+	    cmocka_unit_test(test_store_etcd_live__the_lease_is_renewed_without_the_history),
 	};
 	return cmocka_run_group_tests_name("store_etcd", tests, etcd_start, etcd_stop);
 }
