@@ -109,9 +109,12 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 					 .history_yaml = b.declared,
 					 .message = b.message,
 					 .author = author,
-					 .decl_changed = b.decl_changed};
+					 .decl_changed = b.decl_changed,
+					 .claims = rq.claims,
+					 .nclaims = rq.nclaims};
 		struct error *serr = NULL;
 		r = store_apply(s, &c, &serr);
+		admission_claims_clear(&rq);
 		store_record_clear(&old);
 		if (r < 0)
 			admission_unreserve(adm, &rq, ticket);
@@ -187,9 +190,12 @@ static int write__delete(struct store *s, struct admission *adm, const struct wr
 					 .expect_rv = old_rv,
 					 .history_path = hist && !marked ? hpath : NULL,
 					 .message = marked ? NULL : msg,
-					 .author = author};
+					 .author = author,
+					 .claims = rq.claims,
+					 .nclaims = rq.nclaims};
 		struct error *serr = NULL;
 		r = store_apply(s, &c, &serr);
+		admission_claims_clear(&rq);
 		if (r < 0)
 			admission_unreserve(adm, &rq, ticket);
 		else
