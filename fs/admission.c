@@ -252,8 +252,8 @@ void *admission_hook_state(const struct admission *a, const char *name)
 	return NULL;
 }
 
-void admission_claim(struct admission_request *rq, bool take, const char *name,
-		     const char *holder, const char *refusal)
+void admission_claim(struct admission_request *rq, bool take, const char *name, const char *holder,
+		     const char *refusal)
 {
 	rq->claims = xrealloc(rq->claims, (rq->nclaims + 1) * sizeof(*rq->claims));
 	rq->claims[rq->nclaims++] = (struct store_claim){.name = xstrdup(name),

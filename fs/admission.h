@@ -63,12 +63,12 @@
 /* One write (or deletion) as the hooks see it. */
 struct admission_request {
 	const struct kind_info *kind;
-	const char *ns;		 /* NULL: cluster-scoped */
-	const char *name;	 /* metadata.name */
-	const char *owner;	 /* "ns/name" ("/name" when cluster-scoped) */
-	struct ynode *obj;	 /* the object to store; NULL: a deletion */
-	const struct ynode *old; /* the stored object; NULL: a create */
-	bool changed;		 /* out: a hook changed obj */
+	const char *ns;		    /* NULL: cluster-scoped */
+	const char *name;	    /* metadata.name */
+	const char *owner;	    /* "ns/name" ("/name" when cluster-scoped) */
+	struct ynode *obj;	    /* the object to store; NULL: a deletion */
+	const struct ynode *old;    /* the stored object; NULL: a create */
+	bool changed;		    /* out: a hook changed obj */
 	struct store_claim *claims; /* out: admission_claim()'s */
 	size_t nclaims;
 };
@@ -76,8 +76,8 @@ struct admission_request {
 /* The write rq takes (take) or gives back name ("svcip/10.96.0.5") in the
  * store, held as holder ("service dev/a"); refusal: the error when another
  * holds it. Copies the strings. */
-void admission_claim(struct admission_request *rq, bool take, const char *name,
-		     const char *holder, const char *refusal);
+void admission_claim(struct admission_request *rq, bool take, const char *name, const char *holder,
+		     const char *refusal);
 /* Frees rq's claims (after the store write, whatever its outcome). */
 void admission_claims_clear(struct admission_request *rq);
 
