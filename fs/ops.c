@@ -2571,13 +2571,15 @@ int fs_load(struct fs *fs, struct error **err)
 			    xasprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n",
 				      defaults[i]);
 			cleanup_free char *key = xasprintf("namespaces/%s", defaults[i]);
-			struct write_target t = {.kind = nskind, .name = defaults[i], .key = key};
+			/* Create-only: of hosts starting together on one
+			 * store, one makes it and the others leave it be. */
+			struct write_target t = {
+			    .kind = nskind, .name = defaults[i], .key = key, .create_only = true};
 			struct blob *b = NULL;
 			uint64_t rv;
 			int r = fs__write(fs, &t, text, strlen(text), "corral <corral@localhost>",
 					  &b, &rv, err);
-			if (r < 0 && store_shared(fs->store) && err && *err &&
-			    ((*err)->status == EAGAIN || (*err)->status == EEXIST)) {
+			if (r < 0 && err && *err && (*err)->status == EEXIST) {
 				/* Another corral-fs made it first. */
 				error_free(*err);
 				*err = NULL;

@@ -43,6 +43,10 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		}
 		error_free(gerr);
 		bool have_old = r == 0;
+		if (have_old && t->create_only) {
+			store_record_clear(&old);
+			return error_set(err, EEXIST, "%s: already exists", t->key);
+		}
 
 		/* A Binding written to a pod is the pod it binds (binding.h). */
 		struct ynode *bound = NULL, *bound_old = NULL;

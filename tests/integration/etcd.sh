@@ -66,6 +66,15 @@ FPIDS+=($!)
 wait_for 20 test -d "$MA/namespaces/default" -a -d "$MB/namespaces/default" ||
 	{ echo "not ok - corral-fs --store etcd:// did not mount: $(tail -2 "$T/fsa.log") $(tail -2 "$T/fsb.log")"; exit 1; }
 ok "two mounts over a three-member etcd"
+# written_once NS...: etcd counts one write of each Namespace since its creation
+written_once() {
+	local n k
+	for n; do
+		k=$(printf '/corral/o/namespaces/%s' "$n" | base64 -w0)
+		curl -sf -m 2 "http://$(client 1)/v3/kv/range" -d "{\"key\": \"$k\"}" | grep -q '"version":"1"' || return 1
+	done
+}
+check "both starting on an empty store, the default namespaces are made once" written_once default kube-system kube-public kube-node-lease
 
 # ---- namespaces -----------------------------------------------------------------
 inotifywait -q -m -e create --format '%e %f' "$MB/namespaces" >"$T/ns.events" 2>/dev/null &
