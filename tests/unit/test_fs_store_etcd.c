@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "loop.h"
 #include "store.h"
 #include "store_etcd.h"
 #include "util.h"
@@ -496,19 +497,37 @@ static void test_store_etcd_live__a_watch_compacted_past_lists_again(void **stat
 	store_close(a);
 }
 
+/* Waits (timeout_ms at most) until pred(arg). */
+static bool wait_until(bool (*pred)(void *), void *arg, int timeout_ms)
+{
+	uint64_t end = loop_now_ms() + (uint64_t)timeout_ms;
+	while (!pred(arg)) {
+		if (loop_now_ms() >= end)
+			return false;
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+struct seen_goal {
+	struct seen *w;
+	int n;
+};
+
+static bool seen_reached(void *arg)
+{
+	struct seen_goal *g = arg;
+	pthread_mutex_lock(&g->w->lock);
+	bool done = g->w->n >= g->n;
+	pthread_mutex_unlock(&g->w->lock);
+	return done;
+}
+
 /* Waits (10 s at most) until w has seen n changes. */
 static bool seen_wait(struct seen *w, int n)
 {
-	for (int i = 0; i < 100; i++) {
-		pthread_mutex_lock(&w->lock);
-		bool done = w->n >= n;
-		pthread_mutex_unlock(&w->lock);
-		if (done)
-			return true;
-		struct timespec ts = {0, 100000000};
-		nanosleep(&ts, NULL);
-	}
-	return false;
+	return wait_until(seen_reached, &(struct seen_goal){w, n}, 10000);
 }
 
 static void test_store_etcd_live__a_write_whose_answer_was_lost_is_seen_as_anothers(void **state)
@@ -599,27 +618,24 @@ static void test_store_etcd_live__a_claim_is_held_by_one_object_of_any_store(voi
 	store_close(a);
 }
 
-static int64_t mono_ms(void)
+struct fresh_goal {
+	struct store *s;
+	int want;
+};
+
+static bool fresh_reached(void *arg)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	struct fresh_goal *g = arg;
+	struct error *err = NULL;
+	int r = store_check_fresh(g->s, &err);
+	error_free(err);
+	return r == g->want;
 }
 
 /* Waits (timeout_ms at most) until store_check_fresh(s) is want. */
 static bool fresh_wait(struct store *s, int want, int timeout_ms)
 {
-	int64_t end = mono_ms() + timeout_ms;
-	while (mono_ms() < end) {
-		struct error *err = NULL;
-		int r = store_check_fresh(s, &err);
-		error_free(err);
-		if (r == want)
-			return true;
-		struct timespec ts = {0, 50000000};
-		nanosleep(&ts, NULL);
-	}
-	return false;
+	return wait_until(fresh_reached, &(struct fresh_goal){s, want}, timeout_ms);
 }
 
 static void test_store_etcd_live__reads_fail_past_the_staleness_bound(void **state)
@@ -632,9 +648,9 @@ static void test_store_etcd_live__reads_fail_past_the_staleness_bound(void **sta
 	assert_true(fresh_wait(s, 0, 1000));
 	/* A member that hangs answers nothing: not even "no". */
 	assert_int_equal(kill(etcd_member.pid, SIGSTOP), 0);
-	int64_t stopped = mono_ms();
+	int64_t stopped = (int64_t)loop_now_ms();
 	bool stale = fresh_wait(s, -EIO, STORE_ETCD_STALE_MS + 5000);
-	int64_t took = mono_ms() - stopped;
+	int64_t took = (int64_t)loop_now_ms() - stopped;
 	assert_int_equal(kill(etcd_member.pid, SIGCONT), 0);
 	assert_true(stale);
 	/* Served up to the bound: the last proof is at most a probe old. */
@@ -699,7 +715,8 @@ static void test_store_etcd_live__the_lease_is_renewed_without_the_history(void 
 	long low = lease_ttl(lease);
 	assert_true(low > 0);
 	bool renewed = false;
-	for (int64_t end = mono_ms() + 15000; mono_ms() < end && !renewed;) {
+	for (int64_t end = (int64_t)loop_now_ms() + 15000;
+	     (int64_t)loop_now_ms() < end && !renewed;) {
 		struct timespec ts = {0, 200000000};
 		nanosleep(&ts, NULL);
 		long ttl = lease_ttl(lease);
