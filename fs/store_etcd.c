@@ -1389,9 +1389,11 @@ static uint64_t etcd__probe_push(struct store_etcd *s)
 		error_free(err);
 		return 0;
 	}
-	json_t *ops = json_array();
-	json_array_append_new(ops, etcd__put_lease_op(key, "", lease));
-	if (etcd__txn(s, NULL, ops, NULL, false, &resp, &err) < 0) {
+	json_t *op = etcd__put_lease_op(key, "", lease);
+	int r = etcd__post_within(s, "/v3/kv/put", json_object_get(op, "request_put"), false,
+				  ETCD__PROBE_TIMEOUT_MS, &resp, &err);
+	json_decref(op);
+	if (r < 0) {
 		log_debug("%s (probe)", err->msg);
 		error_free(err);
 		return 0;
@@ -1411,7 +1413,9 @@ static void etcd__probe(struct store_etcd *s)
 	int64_t t0 = etcd__now_ms();
 	pthread_mutex_lock(&s->lock);
 	bool waiting = s->probe_rev != 0;
-	bool push = waiting && t0 - s->probe_ms >= 2 * STORE_ETCD_PROBE_MS;
+	/* Only a connected watch can be shown a revision. */
+	bool push = waiting && t0 - s->probe_ms >= 2 * STORE_ETCD_PROBE_MS &&
+		    atomic_load(&s->watch_since_ms) != 0;
 	pthread_mutex_unlock(&s->lock);
 	if (waiting && !push)
 		return;

@@ -677,6 +677,37 @@ static json_t *etcd_call(const char *path, const char *body)
 	return out;
 }
 
+struct probe_goal {
+	const char *body; /* a range request */
+};
+
+static bool probe_key_written(void *arg)
+{
+	json_t *r = etcd_call("/v3/kv/range", ((struct probe_goal *)arg)->body);
+	bool there = json_array_size(json_object_get(r, "kvs")) > 0;
+	json_decref(r);
+	return there;
+}
+
+static void test_store_etcd_live__revisions_not_ours_do_not_leave_the_watch_stale(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	struct seen w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	assert_int_equal(store_foreach(s, false, count_one, &(int){0}, NULL), 0);
+	assert_int_equal(store_watch(s, seen_fn, &w, NULL), 0);
+	/* A key outside /corral/ moves the revision past anything the watch
+	 * will ever deliver: the probe has to write one of ours. */
+	json_decref(
+	    etcd_call("/v3/kv/put", "{\"key\": \"L2ZvcmVpZ24veA==\", \"value\": \"eA==\"}"));
+	/* The range /corral/l/ to /corral/l0, base64. */
+	struct probe_goal g = {
+	    "{\"key\": \"L2NvcnJhbC9sLw==\", \"range_end\": \"L2NvcnJhbC9sMA==\"}"};
+	assert_true(wait_until(probe_key_written, &g, 10000));
+	assert_true(fresh_wait(s, 0, 1000));
+	store_close(s);
+}
+
 /* The lease of the first history replica's mark (0: none). */
 static long long replica_lease(void)
 {
@@ -764,6 +795,7 @@ int main(void)
 	    cmocka_unit_test(test_store_etcd_live__a_claim_is_held_by_one_object_of_any_store),
 	    cmocka_unit_test(test_store_etcd_live__reads_fail_past_the_staleness_bound),
 	    cmocka_unit_test(test_store_etcd_live__the_lease_is_renewed_without_the_history),
+	    cmocka_unit_test(test_store_etcd_live__revisions_not_ours_do_not_leave_the_watch_stale),
 	};
 	return cmocka_run_group_tests_name("store_etcd", tests, etcd_start, etcd_stop);
 }
