@@ -1054,38 +1054,63 @@ static int etcd__elect_trimmer(struct store_etcd *s, int64_t lease, bool *leader
 	return 0;
 }
 
-/* Deletes the outbox entries up to rv, ETCD__TXN_OPS a transaction. */
+/* Deletes ops (delete operations, taken) in one transaction. */
+static int etcd__delete_batch(struct store_etcd *s, json_t *ops, struct error **err)
+{
+	json_t *resp = NULL;
+	int r = etcd__txn(s, NULL, ops, NULL, false, &resp, err);
+	if (r == 0)
+		json_decref(resp);
+	return r;
+}
+
+/* Deletes the outbox entries up to rv, ETCD__TXN_OPS a transaction, in
+ * one pass over the outbox's keys by pages: a filter on the revision
+ * would make etcd read the whole outbox for every page. */
 static int etcd__outbox_delete(struct store_etcd *s, uint64_t rv, struct error **err)
 {
 	cleanup_free char *prefix = store_etcd_key(STORE_ETCD_OUTBOX, NULL);
 	cleanup_free char *end = store_etcd_range_end(prefix);
-	for (;;) {
+	cleanup_free char *from = xstrdup(prefix);
+	size_t from_len = strlen(from);
+	json_t *ops = json_array();
+	int r = 0;
+	for (bool more = true; more && r == 0;) {
 		json_t *req = etcd__range_req(prefix, end);
-		json_object_set_new(req, "max_mod_revision", json_integer((json_int_t)rv));
+		json_object_set_new(req, "key", etcd__b64_json_n(from, from_len));
 		json_object_set_new(req, "keys_only", json_true());
-		json_object_set_new(req, "limit", json_integer(ETCD__TXN_OPS));
+		json_object_set_new(req, "limit", json_integer(ETCD__PAGE));
 		json_t *resp = NULL;
-		int r = etcd__range(s, req, &resp, err);
-		if (r < 0)
-			return r;
-		json_t *kvs = etcd__kvs(resp, -1);
-		if (json_array_size(kvs) == 0) {
-			json_decref(resp);
-			return 0;
-		}
-		json_t *ops = json_array();
+		if ((r = etcd__range(s, req, &resp, err)) < 0)
+			break;
 		size_t i;
 		json_t *kv;
-		json_array_foreach(kvs, i, kv)
+		cleanup_free char *last = NULL;
+		json_array_foreach(etcd__kvs(resp, -1), i, kv)
 		{
-			cleanup_free char *k = etcd__bytes(kv, "key", NULL);
-			json_array_append_new(ops, etcd__delete_op(k));
+			free(last);
+			last = etcd__bytes(kv, "key", NULL);
+			if (etcd__u64(kv, "mod_revision") > rv)
+				continue;
+			json_array_append_new(ops, etcd__delete_op(last));
+			if (json_array_size(ops) == ETCD__TXN_OPS && r == 0) {
+				r = etcd__delete_batch(s, ops, err);
+				ops = json_array();
+			}
 		}
+		more = json_is_true(json_object_get(resp, "more")) && last;
 		json_decref(resp);
-		if ((r = etcd__txn(s, NULL, ops, NULL, false, &resp, err)) < 0)
-			return r;
-		json_decref(resp);
+		if (more) {
+			/* The next page starts just after last. */
+			free(from);
+			from_len = strlen(last) + 1;
+			from = xmemdup0(last, from_len - 1);
+		}
 	}
+	if (r == 0 && json_array_size(ops) > 0)
+		return etcd__delete_batch(s, ops, err);
+	json_decref(ops);
+	return r;
 }
 
 /* The history's outbox is shared by every replica: each records the

@@ -389,6 +389,34 @@ static void test_store_etcd_live__outbox_is_written_with_the_change(void **state
 	store_close(s);
 }
 
+static void test_store_etcd_live__a_trim_deletes_exactly_what_is_held(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	uint64_t base = store_revision(s), rv = 0, cut = 0;
+	/* More than two transactions' worth of deletions, and some kept. */
+	for (int i = 0; i < 250; i++) {
+		cleanup_free char *key = xasprintf("namespaces/trim/configmaps/c%d", i);
+		cleanup_free char *path = xasprintf("%s.yaml", key);
+		assert_int_equal(apply(s, key, config_map("c", "1"), 0, path, &rv), 0);
+		if (i == 209)
+			cut = rv;
+	}
+	assert_int_equal(store_outbox_trim(s, cut, NULL), 0);
+	struct store_outbox_entry *e = NULL;
+	size_t n = 0;
+	assert_int_equal(store_outbox_read(s, base, 1000, &e, &n, NULL), 0);
+	assert_int_equal(n, 40);
+	assert_true(e[0].rv > cut);
+	assert_string_equal(e[0].path, "namespaces/trim/configmaps/c210.yaml");
+	store_outbox_free(e, n);
+	assert_int_equal(store_outbox_trim(s, rv, NULL), 0);
+	assert_int_equal(store_outbox_read(s, base, 1000, &e, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	store_outbox_free(e, n);
+	store_close(s);
+}
+
 struct seen {
 	pthread_mutex_t lock;
 	char keys[16][96];
@@ -788,6 +816,7 @@ int main(void)
 	    cmocka_unit_test(test_store_etcd_live__conflicts_are_eagain_and_enoent),
 	    cmocka_unit_test(test_store_etcd_live__foreach_sees_every_object),
 	    cmocka_unit_test(test_store_etcd_live__outbox_is_written_with_the_change),
+	    cmocka_unit_test(test_store_etcd_live__a_trim_deletes_exactly_what_is_held),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_sees_others_changes_not_its_own),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_compacted_past_lists_again),
 	    cmocka_unit_test(
