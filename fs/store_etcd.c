@@ -100,7 +100,7 @@ struct store_etcd {
 
 	/* The watch. */
 	pthread_t watch_thread;
-	bool watching;
+	atomic_bool watching; /* read by the keeper */
 	atomic_bool stop;
 	store_watch_fn fn;
 	void *fn_data;
