@@ -133,7 +133,7 @@ check "two mounts writing over one resourceVersion: exactly one wins (3 rounds)"
 # ---- Service addresses and node ports: one holder across hosts -----------------
 # svc NAME IP [NODEPORT]: a Service manifest
 svc() {
-	if [ -n "$3" ]; then
+	if [ -n "${3:-}" ]; then
 		printf 'apiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec: {type: NodePort, clusterIP: %s, ports: [{port: 80, nodePort: %s}]}\n' "$1" "$2" "$3"
 	else
 		printf 'apiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec: {clusterIP: %s, ports: [{port: 80}]}\n' "$1" "$2"
