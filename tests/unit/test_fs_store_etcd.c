@@ -438,6 +438,39 @@ static void seen_fn(void *data, const char *key, const struct store_record *rec,
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* Waits (timeout_ms at most) until pred(arg). */
+static bool wait_until(bool (*pred)(void *), void *arg, int timeout_ms)
+{
+	uint64_t end = loop_now_ms() + (uint64_t)timeout_ms;
+	while (!pred(arg)) {
+		if (loop_now_ms() >= end)
+			return false;
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+struct seen_goal {
+	struct seen *w;
+	int n;
+};
+
+static bool seen_reached(void *arg)
+{
+	struct seen_goal *g = arg;
+	pthread_mutex_lock(&g->w->lock);
+	bool done = g->w->n >= g->n;
+	pthread_mutex_unlock(&g->w->lock);
+	return done;
+}
+
+/* Waits (10 s at most) until w has seen n changes. */
+static bool seen_wait(struct seen *w, int n)
+{
+	return wait_until(seen_reached, &(struct seen_goal){w, n}, 10000);
+}
+
 static void test_store_etcd_live__a_watch_sees_others_changes_not_its_own(void **state)
 {
 	(void)state;
@@ -451,16 +484,7 @@ static void test_store_etcd_live__a_watch_sees_others_changes_not_its_own(void *
 	assert_int_equal(apply(a, "namespaces/w/configmaps/x", config_map("x", "1"), 0, NULL, &rv),
 			 0);
 	assert_int_equal(apply(a, "namespaces/w/configmaps/x", NULL, rv, NULL, NULL), 0);
-	bool done = false;
-	for (int i = 0; i < 100 && !done; i++) { /* 10 s at most */
-		pthread_mutex_lock(&w.lock);
-		done = w.n >= 2;
-		pthread_mutex_unlock(&w.lock);
-		if (!done) {
-			struct timespec ts = {0, 100000000};
-			nanosleep(&ts, NULL);
-		}
-	}
+	assert_true(seen_wait(&w, 2));
 	assert_int_equal(w.n, 2);
 	assert_string_equal(w.keys[0], "namespaces/w/configmaps/x");
 	assert_false(w.deleted[0]);
@@ -523,39 +547,6 @@ static void test_store_etcd_live__a_watch_compacted_past_lists_again(void **stat
 	assert_true(w.end_rev >= rv);
 	store_close(b);
 	store_close(a);
-}
-
-/* Waits (timeout_ms at most) until pred(arg). */
-static bool wait_until(bool (*pred)(void *), void *arg, int timeout_ms)
-{
-	uint64_t end = loop_now_ms() + (uint64_t)timeout_ms;
-	while (!pred(arg)) {
-		if (loop_now_ms() >= end)
-			return false;
-		struct timespec ts = {0, 50000000};
-		nanosleep(&ts, NULL);
-	}
-	return true;
-}
-
-struct seen_goal {
-	struct seen *w;
-	int n;
-};
-
-static bool seen_reached(void *arg)
-{
-	struct seen_goal *g = arg;
-	pthread_mutex_lock(&g->w->lock);
-	bool done = g->w->n >= g->n;
-	pthread_mutex_unlock(&g->w->lock);
-	return done;
-}
-
-/* Waits (10 s at most) until w has seen n changes. */
-static bool seen_wait(struct seen *w, int n)
-{
-	return wait_until(seen_reached, &(struct seen_goal){w, n}, 10000);
 }
 
 static void test_store_etcd_live__a_write_whose_answer_was_lost_is_seen_as_anothers(void **state)
