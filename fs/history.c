@@ -432,6 +432,7 @@ static void *history__run(void *arg)
 			last_commit = history__now_ms();
 		}
 		store_outbox_free(e, n);
+		e = NULL; /* a failing trim below frees again */
 		uint64_t reached = history_revision(h);
 		/* A shared store (etcd) also hears from an idle replica now and
 		 * then: it counts for the outbox's trimmer while it does. */

@@ -164,8 +164,9 @@ for round in 1 2 3; do
 	CP=()
 	for m in A B; do
 		d=$MA; [ $m = B ] && d=$MB
-		svc "r$m$round" "10.96.78.$round" >"$T/r$m$round.yaml"
-		(cp "$T/r$m$round.yaml" "$d/$SV/r$m$round.yaml" 2>/dev/null && echo won >"$T/won.$m") &
+		r=$(echo "r$m$round" | tr AB ab)
+		svc "$r" "10.96.78.$round" >"$T/$r.yaml"
+		(cp "$T/$r.yaml" "$d/$SV/$r.yaml" 2>/dev/null && echo won >"$T/won.$m") &
 		CP+=($!)
 	done
 	wait "${CP[@]}"
