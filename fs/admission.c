@@ -252,6 +252,28 @@ void *admission_hook_state(const struct admission *a, const char *name)
 	return NULL;
 }
 
+void admission_claim(struct admission_request *rq, bool take, const char *name, const char *holder,
+		     const char *refusal)
+{
+	rq->claims = xrealloc(rq->claims, (rq->nclaims + 1) * sizeof(*rq->claims));
+	rq->claims[rq->nclaims++] = (struct store_claim){.name = xstrdup(name),
+							 .holder = xstrdup(holder),
+							 .refusal = xstrdup(refusal ? refusal : ""),
+							 .take = take};
+}
+
+void admission_claims_clear(struct admission_request *rq)
+{
+	for (size_t i = 0; i < rq->nclaims; i++) {
+		free(rq->claims[i].name);
+		free(rq->claims[i].holder);
+		free(rq->claims[i].refusal);
+	}
+	free(rq->claims);
+	rq->claims = NULL;
+	rq->nclaims = 0;
+}
+
 static void admission__ticket_free(struct admission_ticket *t)
 {
 	if (!t)
@@ -298,6 +320,7 @@ int admission_reserve(struct admission *a, struct admission_request *rq,
 		int r = s->hook->reserve ? s->hook->reserve(s->state, rq, &claim, err) : 0;
 		if (r < 0) {
 			admission_unreserve(a, rq, tk);
+			admission_claims_clear(rq);
 			*t = NULL;
 			return r;
 		}

@@ -38,6 +38,13 @@
  * hook's load_kinds (its kinds when NULL), rq->old NULL, unchecked, so
  * that the hook's state is the store's.
  *
+ * A hook's state is this corral-fs's view: over a shared store (etcd)
+ * other hosts write too. What must be unique across every host (a
+ * Service's address, a node port) a hook also names as claims
+ * (admission_claim()), which the store takes or gives back in the
+ * write's own transaction (store.h's struct store_claim): of two hosts
+ * taking one, exactly one write is stored.
+ *
  * Hooks run on many worker threads at once: each keeps its own state
  * thread-safe. They do no I/O on the mount and never block on another
  * write. */
@@ -50,18 +57,29 @@
 #include "error.h"
 #include "kinds.h"
 #include "servicerange.h"
+#include "store.h"
 #include "ynode.h"
 
 /* One write (or deletion) as the hooks see it. */
 struct admission_request {
 	const struct kind_info *kind;
-	const char *ns;		 /* NULL: cluster-scoped */
-	const char *name;	 /* metadata.name */
-	const char *owner;	 /* "ns/name" ("/name" when cluster-scoped) */
-	struct ynode *obj;	 /* the object to store; NULL: a deletion */
-	const struct ynode *old; /* the stored object; NULL: a create */
-	bool changed;		 /* out: a hook changed obj */
+	const char *ns;		    /* NULL: cluster-scoped */
+	const char *name;	    /* metadata.name */
+	const char *owner;	    /* "ns/name" ("/name" when cluster-scoped) */
+	struct ynode *obj;	    /* the object to store; NULL: a deletion */
+	const struct ynode *old;    /* the stored object; NULL: a create */
+	bool changed;		    /* out: a hook changed obj */
+	struct store_claim *claims; /* out: admission_claim()'s */
+	size_t nclaims;
 };
+
+/* The write rq takes (take) or gives back name ("svcip/10.96.0.5") in the
+ * store, held as holder ("service dev/a"); refusal: the error when another
+ * holds it. Copies the strings. */
+void admission_claim(struct admission_request *rq, bool take, const char *name, const char *holder,
+		     const char *refusal);
+/* Frees rq's claims (after the store write, whatever its outcome). */
+void admission_claims_clear(struct admission_request *rq);
 
 /* What the hooks are made from. */
 struct admission_config {

@@ -1682,6 +1682,21 @@ static void fs__open_later(fuse_req_t req, struct fs *fs, uint64_t ino, struct f
 	fs__queue(fs, j);
 }
 
+/* Whether a read of the store's objects must fail with EIO: a shared
+ * store this mount may be too far behind (store_check_fresh()). The
+ * watch's own replays always pass. */
+static bool fs__stale(struct fs *fs, fuse_req_t req)
+{
+	if (!fs->remote || remote_replaying(fs, req))
+		return false;
+	struct error *err = NULL;
+	if (store_check_fresh(fs->store, &err) == 0)
+		return false;
+	log_debug("%s", err->msg);
+	error_free(err);
+	return true;
+}
+
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs__of(req);
@@ -1717,6 +1732,11 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (type == NODE_OBJECT && (!n->parent || (n->pending && !writing))) {
 		FS_UNLOCK(fs);
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (type == NODE_OBJECT && !writing && fs__stale(fs, req)) {
+		FS_UNLOCK(fs);
+		fuse_reply_err(req, EIO);
 		return;
 	}
 	n->open_count++;
@@ -2165,6 +2185,12 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (!n || !S_ISDIR(n->mode)) {
 		FS_UNLOCK(fs);
 		fuse_reply_err(req, n ? ENOTDIR : ENOENT);
+		return;
+	}
+	if ((n->type == NODE_NSROOT || n->type == NODE_NS || n->type == NODE_KIND) &&
+	    fs__stale(fs, req)) {
+		FS_UNLOCK(fs);
+		fuse_reply_err(req, EIO);
 		return;
 	}
 	if (n->type == NODE_NS && n->parent)
@@ -2653,13 +2679,15 @@ int fs_load(struct fs *fs, struct error **err)
 			    xasprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n",
 				      defaults[i]);
 			cleanup_free char *key = xasprintf("namespaces/%s", defaults[i]);
-			struct write_target t = {.kind = nskind, .name = defaults[i], .key = key};
+			/* Create-only: of hosts starting together on one
+			 * store, one makes it and the others leave it be. */
+			struct write_target t = {
+			    .kind = nskind, .name = defaults[i], .key = key, .create_only = true};
 			struct blob *b = NULL;
 			uint64_t rv;
 			int r = fs__write(fs, &t, text, strlen(text), "corral <corral@localhost>",
 					  &b, &rv, err);
-			if (r < 0 && store_shared(fs->store) && err && *err &&
-			    ((*err)->status == EAGAIN || (*err)->status == EEXIST)) {
+			if (r < 0 && err && *err && (*err)->status == EEXIST) {
 				/* Another corral-fs made it first. */
 				error_free(*err);
 				*err = NULL;

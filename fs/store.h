@@ -23,17 +23,32 @@
 
 struct store;
 
+/* One thing that only one object may hold at a time across every writer
+ * of a shared store (a Service's address, a node port): the change takes
+ * it (no one may hold it yet) or gives it back, in its own transaction.
+ * A store no other process writes (LMDB) has nothing to claim: its
+ * admission hooks' own state decides, and it ignores claims. */
+struct store_claim {
+	char *name;    /* "svcip/10.96.0.5", "nodeport/30080" */
+	char *holder;  /* what the claim says holds it: "service dev/a" */
+	char *refusal; /* take: the error when another holds it; the store
+			  adds " (to <its holder>)" */
+	bool take;     /* true: take it; false: give it back */
+};
+
 struct store_change {
 	const char *key;
-	struct ynode *obj;	  /* what to store; NULL deletes; its
-				     metadata.resourceVersion is set here */
-	uint64_t expect_rv;	  /* the revision this change was built on;
-				     0: the key must not exist */
-	const char *history_path; /* non-NULL: queue for the history */
-	const char *history_yaml; /* declared form; NULL: a deletion */
-	const char *message;	  /* one line for `git log --oneline` */
-	const char *author;	  /* "name <email>" */
-	bool decl_changed;	  /* the declared part changed (or was made) */
+	struct ynode *obj;		  /* what to store; NULL deletes; its
+					     metadata.resourceVersion is set here */
+	uint64_t expect_rv;		  /* the revision this change was built on;
+					     0: the key must not exist */
+	const char *history_path;	  /* non-NULL: queue for the history */
+	const char *history_yaml;	  /* declared form; NULL: a deletion */
+	const char *message;		  /* one line for `git log --oneline` */
+	const char *author;		  /* "name <email>" */
+	bool decl_changed;		  /* the declared part changed (or was made) */
+	const struct store_claim *claims; /* taken or given back with it */
+	size_t nclaims;
 	/* Results, set by store_apply(). */
 	uint64_t rv; /* the change's revision */
 	char *yaml;  /* the stored text (malloc'd), not on delete */
@@ -65,7 +80,10 @@ void store_close(struct store *s);
 
 /* Applies one change durably. -EAGAIN: the stored revision is no longer
  * expect_rv (rebuild the change from the current object and retry);
- * -ENOENT: deleting what is not there. */
+ * -ENOENT: deleting what is not there; -EINVAL: a claim it takes is
+ * another's (the claim's refusal); -EIO: the store could not be reached,
+ * or its answer was lost (the change may have been stored: a watch then
+ * reports it as another writer's). */
 int store_apply(struct store *s, struct store_change *c, struct error **err);
 
 /* Serializes the writers of one key in this process, first come first
@@ -119,6 +137,10 @@ typedef void (*store_watch_fn)(void *data, const char *key, const struct store_r
 int store_watch(struct store *s, store_watch_fn fn, void *data, struct error **err);
 /* Stops the watch (waits for the call in progress). */
 void store_unwatch(struct store *s);
+/* 0 while what this process has seen of a shared store is at most the
+ * store's documented staleness behind it; else -EIO (the watch has lost
+ * every member, or has not caught up since). Always 0 for LMDB. */
+int store_check_fresh(struct store *s, struct error **err);
 /* Whether other processes write this store (store_watch() matters). */
 bool store_shared(struct store *s);
 

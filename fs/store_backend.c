@@ -102,6 +102,12 @@ void store_unwatch(struct store *s)
 		ops->unwatch(s);
 }
 
+int store_check_fresh(struct store *s, struct error **err)
+{
+	const struct store_ops *ops = store__ops(s);
+	return ops->check_fresh ? ops->check_fresh(s, err) : 0;
+}
+
 bool store_shared(struct store *s)
 {
 	return store__ops(s)->watch != NULL;

@@ -12,9 +12,12 @@
  *                    the declared part (decl_rv)
  *   h/<writer>-<seq> a history outbox entry (JSON), written in the same
  *                    transaction as its change; its revision is the change's
- *   w                the writer id of the last transaction, so that the
- *                    watch tells this process's own changes from others'
+ *   c/<claim>        a claim (store.h): "svcip/10.96.0.5"; its value is
+ *                    the holder; taken (it must not exist) and given back
+ *                    in the transaction of the change that does so
  *   r/<writer>       the revision a replica's history has reached (leased)
+ *   l/<writer>       a watcher's liveness probe, written only when its
+ *                    watch has to be shown a revision of ours (leased)
  *   history-trimmer  the elected trimmer of the outbox (leased)
  *
  * An object's value is one header line "corral1 <mtime ns> <offset>\n" and
@@ -25,10 +28,27 @@
  *
  * A write is one transaction compared on the object's mod revision (0: the
  * key must not exist): success puts (or deletes) the object, its declared
- * revision key, the writer mark and the outbox entry; failure reads the key
- * back to say why. Nothing is retried on another member once a request may
- * have reached one (a transaction whose outcome is unknown fails with EIO);
- * reads and connection failures move on to the next member. */
+ * revision key, its claims and the outbox entry; failure reads the key
+ * and the claims back to say why. Nothing is retried on another member
+ * once a request may have reached one (a transaction whose outcome is
+ * unknown fails with EIO); reads and connection failures move on to the
+ * next member.
+ *
+ * Own changes: the watch reports every change but this process's own, and
+ * it knows them by the revisions its transactions got from etcd's
+ * answers. A change whose answer was lost (EIO to its writer) is then
+ * reported like another writer's, so the tree catches up with it. An
+ * event that arrives while a transaction begun before it is unanswered
+ * waits for that answer (at most a request's timeout).
+ *
+ * Liveness: a keeper thread renews the lease and, while watching, asks a
+ * member for the current revision every STORE_ETCD_PROBE_MS; once the
+ * watch has delivered up to that revision, what the tree shows is at
+ * least as fresh as the moment the question left. Past STORE_ETCD_STALE_MS
+ * without such proof, store_check_fresh() fails (reads get EIO) and a
+ * watch that is connected but behind is moved to the next member. When
+ * the store's revision moves on keys outside our prefix, the probe writes
+ * its own key under l/ so that the watch has a revision to reach. */
 #include "store_etcd.h"
 #include "keylock.h"
 #include "log.h"
@@ -47,23 +67,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ETCD__POOL_MAX	   32	/* idle HTTP handles kept */
-#define ETCD__TIMEOUT_MS   5000 /* one request */
-#define ETCD__CONNECT_MS   1000
-#define ETCD__PAGE	   1000 /* objects per range while listing */
-#define ETCD__TXN_OPS	   100	/* etcd's default limit is 128 */
-#define ETCD__STREAM_MAX   (64 << 20)
-#define ETCD__RETRY_MIN_MS 50
-#define ETCD__RETRY_MAX_MS 1000
-#define ETCD__LEASE_TTL_S  10
-#define ETCD__RESPONSE_MAX (256 << 20)
+#define ETCD__POOL_MAX	       32   /* idle HTTP handles kept */
+#define ETCD__TIMEOUT_MS       5000 /* one request */
+#define ETCD__CONNECT_MS       1000
+#define ETCD__PAGE	       1000 /* objects per range while listing */
+#define ETCD__TXN_OPS	       100  /* etcd's default limit is 128 */
+#define ETCD__STREAM_MAX       (64 << 20)
+#define ETCD__RETRY_MIN_MS     50
+#define ETCD__RETRY_MAX_MS     1000
+#define ETCD__LEASE_TTL_S      10
+#define ETCD__RESPONSE_MAX     (256 << 20)
+#define ETCD__PROBE_TIMEOUT_MS 1000  /* one probe request */
+#define ETCD__OWN_WAIT_MS      12000 /* an event waiting for an answer */
 
 struct store_etcd {
 	const struct store_ops *ops; /* first: store_impl.h */
 	char **endpoints;	     /* "HOST:PORT" */
 	size_t nendpoints;
 	atomic_size_t current; /* the member tried first */
-	char writer[64];       /* this process's id, in the writer mark */
+	char writer[64];       /* this process's id (outbox, replica, probe keys) */
 	atomic_uint_least64_t seq;
 	struct keylocks *keys;
 
@@ -78,13 +100,39 @@ struct store_etcd {
 
 	/* The watch. */
 	pthread_t watch_thread;
-	bool watching;
+	atomic_bool watching; /* read by the keeper */
 	atomic_bool stop;
 	store_watch_fn fn;
 	void *fn_data;
 	uint64_t seen; /* every other writer's change up to here is delivered */
 
-	/* The history's outbox trimmer: this replica's lease. */
+	/* Own changes (under lock): the write transactions not answered
+	 * yet, by ticket, and the revisions of those committed that the
+	 * watch has not reached. */
+	pthread_cond_t txn_cond; /* a transaction was answered */
+	uint64_t next_ticket;
+	uint64_t *inflight;
+	size_t ninflight, inflight_cap;
+	uint64_t *own; /* ascending */
+	size_t nown, own_cap;
+	atomic_uint lose_replies; /* tests: store_etcd_lose_replies() */
+
+	/* Liveness (under lock). */
+	int64_t fresh_ms;	     /* the watch had everything up to then */
+	uint64_t probe_rev;	     /* 0, or the revision a probe waits for */
+	int64_t probe_ms;	     /* when that probe asked */
+	bool stale_logged;	     /* the staleness was reported */
+	atomic_llong watch_since_ms; /* the watch's stream began (0: none) */
+	atomic_bool watch_reset;     /* the keeper asks for another member */
+
+	/* The keeper thread: the lease's renewal and the probe. */
+	pthread_t keeper;
+	bool keeping;
+	bool keeper_stop;	    /* under lock */
+	pthread_cond_t keeper_cond; /* keeper_stop was set */
+
+	/* The history's outbox trimmer: this replica's lease (lease_lock). */
+	pthread_mutex_t lease_lock;
 	int64_t lease;
 	int64_t lease_until_ms;
 };
@@ -114,10 +162,8 @@ static void etcd__sleep_ms(int ms)
 char *store_etcd_key(enum store_etcd_space space, const char *key)
 {
 	static const char *const spaces[] = {
-	    [STORE_ETCD_OBJECT] = "o/",
-	    [STORE_ETCD_DECL] = "d/",
-	    [STORE_ETCD_OUTBOX] = "h/",
-	    [STORE_ETCD_REPLICA] = "r/",
+	    [STORE_ETCD_OBJECT] = "o/",	 [STORE_ETCD_DECL] = "d/",  [STORE_ETCD_OUTBOX] = "h/",
+	    [STORE_ETCD_REPLICA] = "r/", [STORE_ETCD_CLAIM] = "c/", [STORE_ETCD_LIVE] = "l/",
 	};
 	return xasprintf("%s%s%s", STORE_ETCD_PREFIX, spaces[space], key ? key : "");
 }
@@ -308,12 +354,28 @@ static void etcd__note_rev(struct store_etcd *s, uint64_t rev)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Every change up to seen is delivered (or listed): a probe waiting for
+ * it has its proof. */
+static void etcd__note_seen(struct store_etcd *s, uint64_t seen)
+{
+	pthread_mutex_lock(&s->lock);
+	if (seen > s->seen)
+		s->seen = seen;
+	if (s->probe_rev && s->seen >= s->probe_rev) {
+		if (s->probe_ms > s->fresh_ms)
+			s->fresh_ms = s->probe_ms;
+		s->probe_rev = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	etcd__note_rev(s, seen);
+}
+
 /* POSTs body to path on a member and parses the answer. A request that
  * could not connect goes to the next member; one that may have reached a
  * member goes to the next only when retry is set (reads). Errors: EIO,
  * the message naming the member and what failed. */
-static int etcd__post(struct store_etcd *s, const char *path, json_t *body, bool retry,
-		      json_t **out, struct error **err)
+static int etcd__post_within(struct store_etcd *s, const char *path, json_t *body, bool retry,
+			     long timeout_ms, json_t **out, struct error **err)
 {
 	cleanup_free char *payload = json_dumps(body, JSON_COMPACT);
 	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
@@ -326,7 +388,7 @@ static int etcd__post(struct store_etcd *s, const char *path, json_t *body, bool
 		cleanup_free char *url = xasprintf("http://%s%s", s->endpoints[idx], path);
 		struct etcd__buf b = {0};
 		etcd__curl_setup(h, url, payload, hdrs, etcd__collect, &b);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)ETCD__TIMEOUT_MS);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 		CURLcode rc = curl_easy_perform(h);
 		long code = 0;
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -372,6 +434,12 @@ static int etcd__post(struct store_etcd *s, const char *path, json_t *body, bool
 		etcd__note_rev(s, etcd__header_rev(*out));
 	}
 	return r;
+}
+
+static int etcd__post(struct store_etcd *s, const char *path, json_t *body, bool retry,
+		      json_t **out, struct error **err)
+{
+	return etcd__post_within(s, path, body, retry, ETCD__TIMEOUT_MS, out, err);
 }
 
 /* ---- requests ---- */
@@ -428,27 +496,48 @@ static json_t *etcd__compare_mod(const char *key, uint64_t rev)
 	return c;
 }
 
-/* One transaction: if every compare holds (cmp NULL: none), success's
- * operations, else a read of fail_key (NULL: nothing). Takes cmp and
- * success. */
-static int etcd__txn(struct store_etcd *s, json_t *cmp, json_t *success, const char *fail_key,
-		     bool retry, json_t **resp, struct error **err)
+/* A compare that key does not exist. */
+static json_t *etcd__compare_absent(const char *key)
+{
+	json_t *c = json_object();
+	json_object_set_new(c, "key", etcd__b64_json(key));
+	json_object_set_new(c, "target", json_string("CREATE"));
+	json_object_set_new(c, "result", json_string("EQUAL"));
+	json_object_set_new(c, "create_revision", json_integer(0));
+	return c;
+}
+
+/* One transaction: if every compare of cmps holds (NULL: none), success's
+ * operations, else failure's (NULL: nothing). Takes all three. */
+static int etcd__txn_ops(struct store_etcd *s, json_t *cmps, json_t *success, json_t *failure,
+			 bool retry, json_t **resp, struct error **err)
 {
 	json_t *req = json_object();
-	if (cmp) {
-		json_t *all = json_array();
-		json_array_append_new(all, cmp);
-		json_object_set_new(req, "compare", all);
-	}
+	if (cmps)
+		json_object_set_new(req, "compare", cmps);
 	json_object_set_new(req, "success", success);
-	if (fail_key) {
-		json_t *fail = json_array();
-		json_array_append_new(fail, etcd__range_op(fail_key));
-		json_object_set_new(req, "failure", fail);
-	}
+	if (failure)
+		json_object_set_new(req, "failure", failure);
 	int r = etcd__post(s, "/v3/kv/txn", req, retry, resp, err);
 	json_decref(req);
 	return r;
+}
+
+/* etcd__txn_ops() with one compare (cmp NULL: none) and a read of
+ * fail_key (NULL: nothing) on failure. Takes cmp and success. */
+static int etcd__txn(struct store_etcd *s, json_t *cmp, json_t *success, const char *fail_key,
+		     bool retry, json_t **resp, struct error **err)
+{
+	json_t *cmps = NULL, *fail = NULL;
+	if (cmp) {
+		cmps = json_array();
+		json_array_append_new(cmps, cmp);
+	}
+	if (fail_key) {
+		fail = json_array();
+		json_array_append_new(fail, etcd__range_op(fail_key));
+	}
+	return etcd__txn_ops(s, cmps, success, fail, retry, resp, err);
 }
 
 /* A read (req: a RangeRequest, taken), tried on every member. */
@@ -481,11 +570,135 @@ static int etcd__record(const json_t *kv, bool with_yaml, struct store_record *r
 	return r;
 }
 
+/* ---- own changes ---- */
+
+/* A write transaction is about to be sent: its ticket. */
+static uint64_t etcd__txn_begin(struct store_etcd *s)
+{
+	pthread_mutex_lock(&s->lock);
+	uint64_t t = ++s->next_ticket;
+	if (s->ninflight == s->inflight_cap) {
+		s->inflight_cap = s->inflight_cap ? s->inflight_cap * 2 : 16;
+		s->inflight = xrealloc(s->inflight, s->inflight_cap * sizeof(*s->inflight));
+	}
+	s->inflight[s->ninflight++] = t;
+	pthread_mutex_unlock(&s->lock);
+	return t;
+}
+
+/* The transaction of ticket t was answered: committed at rev (0: not
+ * committed, or its answer lost). */
+static void etcd__txn_end(struct store_etcd *s, uint64_t t, uint64_t rev)
+{
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->ninflight; i++)
+		if (s->inflight[i] == t) {
+			s->inflight[i] = s->inflight[--s->ninflight];
+			break;
+		}
+	/* What the watch has passed it will not report: nothing to filter. */
+	if (rev && rev > s->seen) {
+		if (s->nown == s->own_cap) {
+			s->own_cap = s->own_cap ? s->own_cap * 2 : 16;
+			s->own = xrealloc(s->own, s->own_cap * sizeof(*s->own));
+		}
+		size_t i = s->nown;
+		while (i > 0 && s->own[i - 1] > rev) {
+			s->own[i] = s->own[i - 1];
+			i--;
+		}
+		s->own[i] = rev;
+		s->nown++;
+	}
+	pthread_cond_broadcast(&s->txn_cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Whether the change at rev (just received by the watch) is this
+ * process's: waits for the answers of the transactions sent before it
+ * arrived, then forgets every own revision up to rev. */
+static bool etcd__own(struct store_etcd *s, uint64_t rev)
+{
+	struct timespec until = store_deadline(ETCD__OWN_WAIT_MS);
+	pthread_mutex_lock(&s->lock);
+	uint64_t arrived = s->next_ticket;
+	for (;;) {
+		bool found = false, waiting = false;
+		for (size_t i = 0; i < s->nown && !found; i++)
+			found = s->own[i] == rev;
+		for (size_t i = 0; i < s->ninflight && !found && !waiting; i++)
+			waiting = s->inflight[i] <= arrived;
+		if (found || !waiting ||
+		    pthread_cond_timedwait(&s->txn_cond, &s->lock, &until) == ETIMEDOUT)
+			break;
+	}
+	bool own = false;
+	size_t keep = 0;
+	for (size_t i = 0; i < s->nown; i++) {
+		if (s->own[i] == rev)
+			own = true;
+		if (s->own[i] > rev)
+			s->own[keep++] = s->own[i];
+	}
+	s->nown = keep;
+	pthread_mutex_unlock(&s->lock);
+	return own;
+}
+
+void store_etcd_lose_replies(struct store *ss, unsigned n)
+{
+	atomic_store(&((struct store_etcd *)ss)->lose_replies, n);
+}
+
 /* ---- store.h over etcd ---- */
 
 static struct store_etcd *etcd__of(struct store *s)
 {
 	return (struct store_etcd *)s;
+}
+
+/* The outbox entry of c, as a put. */
+static json_t *etcd__outbox_op(struct store_etcd *s, const struct store_change *c, int64_t mtime)
+{
+	json_t *e = json_object();
+	json_object_set_new(e, "path", json_string(c->history_path));
+	json_object_set_new(e, "author",
+			    json_string(c->author ? c->author : "corral <corral@localhost>"));
+	json_object_set_new(e, "message", json_string(c->message ? c->message : ""));
+	json_object_set_new(e, "when", json_integer((json_int_t)mtime));
+	if (c->history_yaml)
+		json_object_set_new(e, "yaml", json_string(c->history_yaml));
+	cleanup_free char *text = json_dumps(e, JSON_COMPACT);
+	json_decref(e);
+	char id[96];
+	snprintf(id, sizeof(id), "%s-%016llx", s->writer,
+		 (unsigned long long)atomic_fetch_add(&s->seq, 1));
+	cleanup_free char *hkey = store_etcd_key(STORE_ETCD_OUTBOX, id);
+	return etcd__put_op(hkey, text, strlen(text));
+}
+
+/* Why c's transaction failed, from its failure reads (the object, then
+ * each claim taken): EAGAIN, ENOENT or the refusal of a claim held. */
+static int etcd__apply_refused(const struct store_change *c, json_t *resp, struct error **err)
+{
+	json_t *kv = json_array_get(etcd__kvs(resp, 0), 0);
+	uint64_t cur = kv ? etcd__u64(kv, "mod_revision") : 0;
+	if (!c->obj && !kv)
+		return error_set(err, ENOENT, "%s: no such object", c->key);
+	if (cur == c->expect_rv) {
+		size_t at = 1;
+		for (size_t i = 0; i < c->nclaims; i++) {
+			if (!c->claims[i].take)
+				continue;
+			json_t *ckv = json_array_get(etcd__kvs(resp, (int)at++), 0);
+			if (!ckv)
+				continue;
+			cleanup_free char *holder = etcd__bytes(ckv, "value", NULL);
+			return error_set(err, EINVAL, "%s (to %s)", c->claims[i].refusal, holder);
+		}
+	}
+	return error_set(err, EAGAIN, "%s: changed meanwhile (revision %llu, expected %llu)",
+			 c->key, (unsigned long long)cur, (unsigned long long)c->expect_rv);
 }
 
 static int etcd__apply(struct store *ss, struct store_change *c, struct error **err)
@@ -497,6 +710,10 @@ static int etcd__apply(struct store *ss, struct store_change *c, struct error **
 	size_t vlen = 0;
 	int64_t mtime = etcd__now_ns();
 	json_t *ops = json_array();
+	json_t *cmps = json_array();
+	json_t *fail = json_array();
+	json_array_append_new(cmps, etcd__compare_mod(okey, c->expect_rv));
+	json_array_append_new(fail, etcd__range_op(okey));
 	if (c->obj) {
 		ynode_set(ynode_get_map(c->obj, "metadata"), "resourceVersion",
 			  ynode_new_str(STORE_ETCD_RV_MARK));
@@ -510,40 +727,41 @@ static int etcd__apply(struct store *ss, struct store_change *c, struct error **
 		json_array_append_new(ops, etcd__delete_op(okey));
 		json_array_append_new(ops, etcd__delete_op(dkey));
 	}
-	json_array_append_new(ops,
-			      etcd__put_op(STORE_ETCD_WRITER_KEY, s->writer, strlen(s->writer)));
-	if (c->history_path) {
-		json_t *e = json_object();
-		json_object_set_new(e, "path", json_string(c->history_path));
-		json_object_set_new(
-		    e, "author", json_string(c->author ? c->author : "corral <corral@localhost>"));
-		json_object_set_new(e, "message", json_string(c->message ? c->message : ""));
-		json_object_set_new(e, "when", json_integer((json_int_t)mtime));
-		if (c->history_yaml)
-			json_object_set_new(e, "yaml", json_string(c->history_yaml));
-		cleanup_free char *text = json_dumps(e, JSON_COMPACT);
-		json_decref(e);
-		char id[96];
-		snprintf(id, sizeof(id), "%s-%016llx", s->writer,
-			 (unsigned long long)atomic_fetch_add(&s->seq, 1));
-		cleanup_free char *hkey = store_etcd_key(STORE_ETCD_OUTBOX, id);
-		json_array_append_new(ops, etcd__put_op(hkey, text, strlen(text)));
+	for (size_t i = 0; i < c->nclaims; i++) {
+		const struct store_claim *cl = &c->claims[i];
+		cleanup_free char *ckey = store_etcd_key(STORE_ETCD_CLAIM, cl->name);
+		if (cl->take) {
+			json_array_append_new(cmps, etcd__compare_absent(ckey));
+			json_array_append_new(fail, etcd__range_op(ckey));
+			json_array_append_new(ops,
+					      etcd__put_op(ckey, cl->holder, strlen(cl->holder)));
+		} else {
+			json_array_append_new(ops, etcd__delete_op(ckey));
+		}
 	}
+	if (c->history_path)
+		json_array_append_new(ops, etcd__outbox_op(s, c, mtime));
 	json_t *resp = NULL;
-	int r = etcd__txn(s, etcd__compare_mod(okey, c->expect_rv), ops, okey, false, &resp, err);
+	uint64_t ticket = etcd__txn_begin(s);
+	int r = etcd__txn_ops(s, cmps, ops, fail, false, &resp, err);
+	bool committed = r == 0 && json_is_true(json_object_get(resp, "succeeded"));
+	uint64_t rev = committed ? etcd__header_rev(resp) : 0;
+	unsigned lose = atomic_load(&s->lose_replies);
+	bool lost = committed && lose > 0 &&
+		    atomic_compare_exchange_strong(&s->lose_replies, &lose, lose - 1);
+	etcd__txn_end(s, ticket, lost ? 0 : rev);
 	if (r < 0)
 		return r;
-	if (!json_is_true(json_object_get(resp, "succeeded"))) {
-		json_t *kv = json_array_get(etcd__kvs(resp, 0), 0);
-		uint64_t cur = kv ? etcd__u64(kv, "mod_revision") : 0;
+	if (lost) {
 		json_decref(resp);
-		if (!c->obj && !kv)
-			return error_set(err, ENOENT, "%s: no such object", c->key);
-		return error_set(err, EAGAIN,
-				 "%s: changed meanwhile (revision %llu, expected %llu)", c->key,
-				 (unsigned long long)cur, (unsigned long long)c->expect_rv);
+		return error_set(err, EIO, "etcd: the answer to the write of %s was lost", c->key);
 	}
-	c->rv = etcd__header_rev(resp);
+	if (!committed) {
+		r = etcd__apply_refused(c, resp, err);
+		json_decref(resp);
+		return r;
+	}
+	c->rv = rev;
 	c->mtime_ns = mtime;
 	json_decref(resp);
 	if (c->obj) {
@@ -659,11 +877,9 @@ static int etcd__foreach(struct store *ss, bool with_yaml,
 	struct store_etcd *s = etcd__of(ss);
 	uint64_t at = 0;
 	int r = etcd__list(s, with_yaml, fn, data, &at, err);
-	pthread_mutex_lock(&s->lock);
 	/* The watch starts after the last full listing. */
-	if (r == 0 && !s->watching && at > s->seen)
-		s->seen = at;
-	pthread_mutex_unlock(&s->lock);
+	if (r == 0 && !s->watching)
+		etcd__note_seen(s, at);
 	return r;
 }
 
@@ -756,8 +972,8 @@ static int etcd__outbox_read(struct store *ss, uint64_t after_rv, size_t max,
 }
 
 /* Holds this replica's lease (granted, or kept alive when a third of its
- * time has passed); 0 or an error. */
-static int etcd__keep_lease(struct store_etcd *s, struct error **err)
+ * time has passed); 0 or an error. lease_lock held. */
+static int etcd__keep_lease_locked(struct store_etcd *s, struct error **err)
 {
 	int64_t now = etcd__now_ms();
 	if (s->lease && now < s->lease_until_ms - ETCD__LEASE_TTL_S * 1000 * 2 / 3)
@@ -793,19 +1009,36 @@ static int etcd__keep_lease(struct store_etcd *s, struct error **err)
 	return 0;
 }
 
+/* etcd__keep_lease_locked(), and the lease held in *lease. */
+static int etcd__keep_lease(struct store_etcd *s, int64_t *lease, struct error **err)
+{
+	pthread_mutex_lock(&s->lease_lock);
+	int r = etcd__keep_lease_locked(s, err);
+	*lease = s->lease;
+	pthread_mutex_unlock(&s->lease_lock);
+	return r;
+}
+
+/* Renews the lease if there is one (the keeper's). */
+static void etcd__renew_lease(struct store_etcd *s)
+{
+	pthread_mutex_lock(&s->lease_lock);
+	struct error *err = NULL;
+	if (s->lease && etcd__keep_lease_locked(s, &err) < 0) {
+		log_warn("%s (renewing the history's lease)", err->msg);
+		error_free(err);
+	}
+	pthread_mutex_unlock(&s->lease_lock);
+}
+
 /* Whether this replica is the outbox's trimmer: it holds
  * STORE_ETCD_TRIMMER_KEY, or takes it when no live lease holds it. */
-static int etcd__elect_trimmer(struct store_etcd *s, bool *leader, struct error **err)
+static int etcd__elect_trimmer(struct store_etcd *s, int64_t lease, bool *leader,
+			       struct error **err)
 {
-	char lease[24];
-	snprintf(lease, sizeof(lease), "%lld", (long long)s->lease);
-	json_t *c = json_object();
-	json_object_set_new(c, "key", etcd__b64_json(STORE_ETCD_TRIMMER_KEY));
-	json_object_set_new(c, "target", json_string("CREATE"));
-	json_object_set_new(c, "result", json_string("EQUAL"));
-	json_object_set_new(c, "create_revision", json_integer(0));
+	json_t *c = etcd__compare_absent(STORE_ETCD_TRIMMER_KEY);
 	json_t *ops = json_array();
-	json_array_append_new(ops, etcd__put_lease_op(STORE_ETCD_TRIMMER_KEY, s->writer, s->lease));
+	json_array_append_new(ops, etcd__put_lease_op(STORE_ETCD_TRIMMER_KEY, s->writer, lease));
 	json_t *resp = NULL;
 	int r = etcd__txn(s, c, ops, STORE_ETCD_TRIMMER_KEY, false, &resp, err);
 	if (r < 0)
@@ -821,38 +1054,63 @@ static int etcd__elect_trimmer(struct store_etcd *s, bool *leader, struct error 
 	return 0;
 }
 
-/* Deletes the outbox entries up to rv, ETCD__TXN_OPS a transaction. */
+/* Deletes ops (delete operations, taken) in one transaction. */
+static int etcd__delete_batch(struct store_etcd *s, json_t *ops, struct error **err)
+{
+	json_t *resp = NULL;
+	int r = etcd__txn(s, NULL, ops, NULL, false, &resp, err);
+	if (r == 0)
+		json_decref(resp);
+	return r;
+}
+
+/* Deletes the outbox entries up to rv, ETCD__TXN_OPS a transaction, in
+ * one pass over the outbox's keys by pages: a filter on the revision
+ * would make etcd read the whole outbox for every page. */
 static int etcd__outbox_delete(struct store_etcd *s, uint64_t rv, struct error **err)
 {
 	cleanup_free char *prefix = store_etcd_key(STORE_ETCD_OUTBOX, NULL);
 	cleanup_free char *end = store_etcd_range_end(prefix);
-	for (;;) {
+	cleanup_free char *from = xstrdup(prefix);
+	size_t from_len = strlen(from);
+	json_t *ops = json_array();
+	int r = 0;
+	for (bool more = true; more && r == 0;) {
 		json_t *req = etcd__range_req(prefix, end);
-		json_object_set_new(req, "max_mod_revision", json_integer((json_int_t)rv));
+		json_object_set_new(req, "key", etcd__b64_json_n(from, from_len));
 		json_object_set_new(req, "keys_only", json_true());
-		json_object_set_new(req, "limit", json_integer(ETCD__TXN_OPS));
+		json_object_set_new(req, "limit", json_integer(ETCD__PAGE));
 		json_t *resp = NULL;
-		int r = etcd__range(s, req, &resp, err);
-		if (r < 0)
-			return r;
-		json_t *kvs = etcd__kvs(resp, -1);
-		if (json_array_size(kvs) == 0) {
-			json_decref(resp);
-			return 0;
-		}
-		json_t *ops = json_array();
+		if ((r = etcd__range(s, req, &resp, err)) < 0)
+			break;
 		size_t i;
 		json_t *kv;
-		json_array_foreach(kvs, i, kv)
+		cleanup_free char *last = NULL;
+		json_array_foreach(etcd__kvs(resp, -1), i, kv)
 		{
-			cleanup_free char *k = etcd__bytes(kv, "key", NULL);
-			json_array_append_new(ops, etcd__delete_op(k));
+			free(last);
+			last = etcd__bytes(kv, "key", NULL);
+			if (etcd__u64(kv, "mod_revision") > rv)
+				continue;
+			json_array_append_new(ops, etcd__delete_op(last));
+			if (json_array_size(ops) == ETCD__TXN_OPS && r == 0) {
+				r = etcd__delete_batch(s, ops, err);
+				ops = json_array();
+			}
 		}
+		more = json_is_true(json_object_get(resp, "more")) && last;
 		json_decref(resp);
-		if ((r = etcd__txn(s, NULL, ops, NULL, false, &resp, err)) < 0)
-			return r;
-		json_decref(resp);
+		if (more) {
+			/* The next page starts just after last. */
+			free(from);
+			from_len = strlen(last) + 1;
+			from = xmemdup0(last, from_len - 1);
+		}
 	}
+	if (r == 0 && json_array_size(ops) > 0)
+		return etcd__delete_batch(s, ops, err);
+	json_decref(ops);
+	return r;
 }
 
 /* The history's outbox is shared by every replica: each records the
@@ -861,20 +1119,21 @@ static int etcd__outbox_delete(struct store_etcd *s, uint64_t rv, struct error *
 static int etcd__outbox_trim(struct store *ss, uint64_t rv, struct error **err)
 {
 	struct store_etcd *s = etcd__of(ss);
-	int r = etcd__keep_lease(s, err);
+	int64_t lease = 0;
+	int r = etcd__keep_lease(s, &lease, err);
 	if (r < 0)
 		return r;
 	cleanup_free char *mine = store_etcd_key(STORE_ETCD_REPLICA, s->writer);
 	char val[24];
 	snprintf(val, sizeof(val), "%llu", (unsigned long long)rv);
 	json_t *ops = json_array();
-	json_array_append_new(ops, etcd__put_lease_op(mine, val, s->lease));
+	json_array_append_new(ops, etcd__put_lease_op(mine, val, lease));
 	json_t *resp = NULL;
 	if ((r = etcd__txn(s, NULL, ops, NULL, false, &resp, err)) < 0)
 		return r;
 	json_decref(resp);
 	bool leader = false;
-	if ((r = etcd__elect_trimmer(s, &leader, err)) < 0 || !leader)
+	if ((r = etcd__elect_trimmer(s, lease, &leader, err)) < 0 || !leader)
 		return r;
 	cleanup_free char *prefix = store_etcd_key(STORE_ETCD_REPLICA, NULL);
 	cleanup_free char *end = store_etcd_range_end(prefix);
@@ -925,29 +1184,33 @@ struct etcd__stream {
 	bool restart; /* canceled or broken: watch again */
 };
 
-/* One revision's events (events[from, to)): delivered unless this
- * process wrote them. */
-static void etcd__deliver(struct store_etcd *s, json_t *events, size_t from, size_t to)
+/* Whether the etcd key k is an object's. */
+static bool etcd__object_key(const char *k)
 {
 	size_t plen = strlen(STORE_ETCD_PREFIX "o/");
-	bool own = false;
-	for (size_t i = from; i < to; i++) {
+	return strncmp(k, STORE_ETCD_PREFIX "o/", plen) == 0 && k[plen];
+}
+
+/* One revision's events (events[from, to), of revision rev): delivered
+ * unless this process wrote them. */
+static void etcd__deliver(struct store_etcd *s, json_t *events, size_t from, size_t to,
+			  uint64_t rev)
+{
+	size_t plen = strlen(STORE_ETCD_PREFIX "o/");
+	bool objects = false;
+	for (size_t i = from; i < to && !objects; i++) {
 		json_t *kv = json_object_get(json_array_get(events, i), "kv");
 		cleanup_free char *k = etcd__bytes(kv, "key", NULL);
-		if (strcmp(k, STORE_ETCD_WRITER_KEY) == 0) {
-			cleanup_free char *w = etcd__bytes(kv, "value", NULL);
-			own = strcmp(w, s->writer) == 0;
-		}
+		objects = etcd__object_key(k);
 	}
-	if (own)
+	if (!objects || etcd__own(s, rev))
 		return;
 	for (size_t i = from; i < to; i++) {
 		json_t *ev = json_array_get(events, i);
 		json_t *kv = json_object_get(ev, "kv");
 		cleanup_free char *k = etcd__bytes(kv, "key", NULL);
-		if (strncmp(k, STORE_ETCD_PREFIX "o/", plen) != 0 || !k[plen])
+		if (!etcd__object_key(k))
 			continue;
-		uint64_t rev = etcd__u64(kv, "mod_revision");
 		const char *type = json_string_value(json_object_get(ev, "type"));
 		if (type && strcmp(type, "DELETE") == 0) {
 			s->fn(s->fn_data, k + plen, NULL, rev);
@@ -987,7 +1250,7 @@ static void etcd__watch_message(struct etcd__stream *st, json_t *msg)
 		while (j < n && etcd__u64(json_object_get(json_array_get(events, j), "kv"),
 					  "mod_revision") == rev)
 			j++;
-		etcd__deliver(s, events, i, j);
+		etcd__deliver(s, events, i, j, rev);
 		seen = rev;
 		i = j;
 	}
@@ -995,13 +1258,8 @@ static void etcd__watch_message(struct etcd__stream *st, json_t *msg)
 	 * heartbeat; its header counts for progress notices alone. */
 	if (n == 0 && !json_is_true(json_object_get(res, "created")))
 		seen = etcd__header_rev(res);
-	if (seen) {
-		pthread_mutex_lock(&s->lock);
-		if (seen > s->seen)
-			s->seen = seen;
-		pthread_mutex_unlock(&s->lock);
-		etcd__note_rev(s, seen);
-	}
+	if (seen)
+		etcd__note_seen(s, seen);
 }
 
 static size_t etcd__watch_data(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -1036,7 +1294,7 @@ static int etcd__watch_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t
 {
 	(void)a, (void)b, (void)c, (void)d;
 	struct store_etcd *s = ud;
-	return atomic_load(&s->stop) ? 1 : 0;
+	return atomic_load(&s->stop) || atomic_load(&s->watch_reset) ? 1 : 0;
 }
 
 /* Lists every object again through the callback, then says what the list
@@ -1056,10 +1314,7 @@ static int etcd__relist(struct store_etcd *s, struct error **err)
 	if (r < 0)
 		return r;
 	s->fn(s->fn_data, NULL, NULL, at);
-	pthread_mutex_lock(&s->lock);
-	s->seen = at;
-	pthread_mutex_unlock(&s->lock);
-	etcd__note_rev(s, at);
+	etcd__note_seen(s, at);
 	return 0;
 }
 
@@ -1105,12 +1360,21 @@ static void *etcd__watch_run(void *arg)
 		curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 2L);
 		curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 1L);
 		int64_t started = etcd__now_ms();
+		atomic_store(&s->watch_since_ms, started);
 		CURLcode rc = curl_easy_perform(h);
+		atomic_store(&s->watch_since_ms, 0);
 		free(st.buf.p);
 		if (atomic_load(&s->stop))
 			break;
 		if (st.relist) {
 			relist = true;
+			continue;
+		}
+		if (atomic_exchange(&s->watch_reset, false)) {
+			log_warn("etcd: the watch on %s is more than %d ms behind: watching "
+				 "the next member",
+				 s->endpoints[idx], STORE_ETCD_STALE_MS);
+			atomic_store(&s->current, (idx + 1) % s->nendpoints);
 			continue;
 		}
 		if (!failing)
@@ -1135,6 +1399,152 @@ static void *etcd__watch_run(void *arg)
 	return NULL;
 }
 
+/* ---- liveness: the keeper thread ---- */
+
+/* Writes this process's probe key, so that the watch has a revision of
+ * our prefix to reach: that revision, or 0. */
+static uint64_t etcd__probe_push(struct store_etcd *s)
+{
+	int64_t lease = 0;
+	struct error *err = NULL;
+	json_t *resp = NULL;
+	cleanup_free char *key = store_etcd_key(STORE_ETCD_LIVE, s->writer);
+	if (etcd__keep_lease(s, &lease, &err) < 0) {
+		log_debug("%s (probe)", err->msg);
+		error_free(err);
+		return 0;
+	}
+	json_t *op = etcd__put_lease_op(key, "", lease);
+	int r = etcd__post_within(s, "/v3/kv/put", json_object_get(op, "request_put"), false,
+				  ETCD__PROBE_TIMEOUT_MS, &resp, &err);
+	json_decref(op);
+	if (r < 0) {
+		log_debug("%s (probe)", err->msg);
+		error_free(err);
+		return 0;
+	}
+	uint64_t rev = etcd__header_rev(resp);
+	json_decref(resp);
+	return rev;
+}
+
+/* One probe: the store's current revision, asked at t0, becomes what the
+ * watch must reach for the tree to be as fresh as t0. A probe still
+ * waiting keeps its place (a newer one would move the goal on a busy
+ * store) until it has waited two periods: then revisions other than ours
+ * may be all there is to wait for, and the probe writes one of ours. */
+static void etcd__probe(struct store_etcd *s)
+{
+	int64_t t0 = etcd__now_ms();
+	pthread_mutex_lock(&s->lock);
+	bool waiting = s->probe_rev != 0;
+	/* Only a connected watch can be shown a revision. */
+	bool push = waiting && t0 - s->probe_ms >= 2 * STORE_ETCD_PROBE_MS &&
+		    atomic_load(&s->watch_since_ms) != 0;
+	pthread_mutex_unlock(&s->lock);
+	if (waiting && !push)
+		return;
+	uint64_t rev = 0;
+	if (push) {
+		rev = etcd__probe_push(s);
+	} else {
+		cleanup_free char *key = store_etcd_key(STORE_ETCD_LIVE, s->writer);
+		json_t *req = etcd__range_req(key, NULL);
+		json_object_set_new(req, "count_only", json_true());
+		json_t *resp = NULL;
+		struct error *err = NULL;
+		if (etcd__post_within(s, "/v3/kv/range", req, true, ETCD__PROBE_TIMEOUT_MS, &resp,
+				      &err) == 0) {
+			rev = etcd__header_rev(resp);
+			json_decref(resp);
+		} else {
+			log_debug("%s (probe)", err->msg);
+			error_free(err);
+		}
+		json_decref(req);
+	}
+	if (!rev)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->seen >= rev) {
+		if (t0 > s->fresh_ms)
+			s->fresh_ms = t0;
+		s->probe_rev = 0;
+	} else {
+		s->probe_rev = rev;
+		s->probe_ms = t0;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* How long ago the tree was last known to be current (0 when no watch). */
+static int64_t etcd__staleness_ms(struct store_etcd *s)
+{
+	if (!s->watching)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	int64_t age = etcd__now_ms() - s->fresh_ms;
+	pthread_mutex_unlock(&s->lock);
+	return age;
+}
+
+/* Says once when reads begin and stop failing; moves a watch that is
+ * connected but stays behind to the next member. */
+static void etcd__check_watch(struct store_etcd *s)
+{
+	int64_t age = etcd__staleness_ms(s);
+	bool stale = age > STORE_ETCD_STALE_MS;
+	pthread_mutex_lock(&s->lock);
+	bool said = s->stale_logged;
+	s->stale_logged = stale;
+	pthread_mutex_unlock(&s->lock);
+	if (stale && !said)
+		log_warn("etcd: no member has shown this mount current for %lld ms: reads fail "
+			 "with EIO until the watch catches up",
+			 (long long)age);
+	else if (!stale && said)
+		log_info("etcd: the watch has caught up: reads are served again");
+	int64_t since = atomic_load(&s->watch_since_ms);
+	if (stale && since && etcd__now_ms() - since > STORE_ETCD_STALE_MS && s->nendpoints > 1)
+		atomic_store(&s->watch_reset, true);
+}
+
+static void *etcd__keeper_run(void *arg)
+{
+	struct store_etcd *s = arg;
+	for (;;) {
+		struct timespec until = store_deadline(STORE_ETCD_PROBE_MS);
+		pthread_mutex_lock(&s->lock);
+		while (!s->keeper_stop &&
+		       pthread_cond_timedwait(&s->keeper_cond, &s->lock, &until) != ETIMEDOUT)
+			;
+		bool stop = s->keeper_stop;
+		pthread_mutex_unlock(&s->lock);
+		if (stop)
+			break;
+		/* The lease first: the history writer may be busy for long
+		 * (a repack) and no longer renews it itself. */
+		etcd__renew_lease(s);
+		if (s->watching) {
+			etcd__probe(s);
+			etcd__check_watch(s);
+		}
+	}
+	return NULL;
+}
+
+static int etcd__check_fresh(struct store *ss, struct error **err)
+{
+	struct store_etcd *s = etcd__of(ss);
+	int64_t age = etcd__staleness_ms(s);
+	if (age <= STORE_ETCD_STALE_MS)
+		return 0;
+	return error_set(err, EIO,
+			 "etcd: this mount was last known current %lld ms ago (more than %d ms): "
+			 "no member answers, or the watch has not caught up",
+			 (long long)age, STORE_ETCD_STALE_MS);
+}
+
 static int etcd__watch(struct store *ss, store_watch_fn fn, void *data, struct error **err)
 {
 	struct store_etcd *s = etcd__of(ss);
@@ -1142,6 +1552,10 @@ static int etcd__watch(struct store *ss, store_watch_fn fn, void *data, struct e
 		return error_set(err, EBUSY, "etcd: already watching");
 	s->fn = fn;
 	s->fn_data = data;
+	/* What the tree holds was listed just now (store_foreach()). */
+	pthread_mutex_lock(&s->lock);
+	s->fresh_ms = etcd__now_ms();
+	pthread_mutex_unlock(&s->lock);
 	int rc = pthread_create(&s->watch_thread, NULL, etcd__watch_run, s);
 	if (rc != 0)
 		return error_set(err, rc, "etcd: cannot start the watch: %s", strerror(rc));
@@ -1162,6 +1576,13 @@ static void etcd__unwatch(struct store *ss)
 static void etcd__close(struct store *ss)
 {
 	struct store_etcd *s = etcd__of(ss);
+	if (s->keeping) {
+		pthread_mutex_lock(&s->lock);
+		s->keeper_stop = true;
+		pthread_cond_broadcast(&s->keeper_cond);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->keeper, NULL);
+	}
 	etcd__unwatch(ss);
 	if (s->lease) {
 		/* The replica's mark and a trimmer's election go at once. */
@@ -1180,9 +1601,14 @@ static void etcd__close(struct store *ss)
 		free(s->endpoints[i]);
 	free(s->endpoints);
 	keylocks_free(s->keys);
+	free(s->inflight);
+	free(s->own);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->rev_cond);
+	pthread_cond_destroy(&s->txn_cond);
+	pthread_cond_destroy(&s->keeper_cond);
 	pthread_mutex_destroy(&s->pool_lock);
+	pthread_mutex_destroy(&s->lease_lock);
 	free(s);
 }
 
@@ -1202,6 +1628,7 @@ static const struct store_ops store_etcd_ops = {
     .outbox_kick = etcd__outbox_kick,
     .watch = etcd__watch,
     .unwatch = etcd__unwatch,
+    .check_fresh = etcd__check_fresh,
 };
 
 static void etcd__global_init(void)
@@ -1252,7 +1679,10 @@ int store_etcd_open(const char *endpoints, struct store **out, struct error **er
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->rev_cond, NULL);
+	pthread_cond_init(&s->txn_cond, NULL);
+	pthread_cond_init(&s->keeper_cond, NULL);
 	pthread_mutex_init(&s->pool_lock, NULL);
+	pthread_mutex_init(&s->lease_lock, NULL);
 	s->keys = keylocks_new();
 	char host[64] = "host";
 	gethostname(host, sizeof(host) - 1);
@@ -1266,8 +1696,9 @@ int store_etcd_open(const char *endpoints, struct store **out, struct error **er
 	snprintf(s->writer, sizeof(s->writer), "%.24s-%d-%02x%02x%02x%02x%02x%02x", host,
 		 (int)getpid(), rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 	/* One request to know that a member answers, and the revision. */
-	json_t *req = etcd__range_req(STORE_ETCD_WRITER_KEY, NULL);
-	json_object_set_new(req, "keys_only", json_true());
+	cleanup_free char *probe = store_etcd_key(STORE_ETCD_LIVE, s->writer);
+	json_t *req = etcd__range_req(probe, NULL);
+	json_object_set_new(req, "count_only", json_true());
 	json_t *resp = NULL;
 	r = etcd__range(s, req, &resp, err);
 	if (r < 0) {
@@ -1275,6 +1706,11 @@ int store_etcd_open(const char *endpoints, struct store **out, struct error **er
 		return r;
 	}
 	json_decref(resp);
+	if ((r = pthread_create(&s->keeper, NULL, etcd__keeper_run, s)) != 0) {
+		etcd__close((struct store *)s);
+		return error_set(err, r, "etcd: cannot start the keeper: %s", strerror(r));
+	}
+	s->keeping = true;
 	log_info("store: etcd at %s (writer %s)", endpoints, s->writer);
 	*out = (struct store *)s;
 	return 0;

@@ -29,6 +29,8 @@ struct store_ops {
 	/* NULL: no other writer can change the store (LMDB). */
 	int (*watch)(struct store *s, store_watch_fn fn, void *data, struct error **err);
 	void (*unwatch)(struct store *s);
+	/* NULL: always fresh. */
+	int (*check_fresh)(struct store *s, struct error **err);
 };
 
 /* The head of every backend's struct store. */

@@ -254,6 +254,51 @@ void svcindex_drop(struct svcindex *x, const char *owner, const struct ynode *ol
 
 /* ---- the admission hook ---- */
 
+/* The claims of rq in a shared store (admission.h): the address and the
+ * node ports rq->obj holds that rq->old did not, taken; those rq->old held
+ * that rq->obj does not, given back. By the address's canonical text, so
+ * that two spellings of one address are one claim. */
+static void svcindex__claims(const struct svcindex *x, struct admission_request *rq)
+{
+	struct svcindex__holds h, oh;
+	svcindex__holds_of(x, rq->obj, &h);
+	svcindex__holds_of(x, rq->old, &oh);
+	cleanup_free char *holder = xasprintf("service %s", rq->owner);
+	char ip[16], name[48];
+	if (h.ip_err == 0 && !svcindex__same_ip(&h, &oh)) {
+		servicerange_format(&x->range, h.ip, ip);
+		snprintf(name, sizeof(name), "svcip/%s", ip);
+		cleanup_free char *why =
+		    xasprintf("Service \"%s\" is invalid: spec.clusterIP: Invalid value: \"%s\": "
+			      "provided IP is already allocated",
+			      rq->name, h.ip_text);
+		admission_claim(rq, true, name, holder, why);
+	}
+	if (oh.ip_err == 0 && !svcindex__same_ip(&h, &oh)) {
+		servicerange_format(&x->range, oh.ip, ip);
+		snprintf(name, sizeof(name), "svcip/%s", ip);
+		admission_claim(rq, false, name, holder, NULL);
+	}
+	for (size_t i = 0; i < h.nports; i++) {
+		if (svcindex__has_port(&oh, h.ports[i]))
+			continue;
+		snprintf(name, sizeof(name), "nodeport/%d", h.ports[i]);
+		cleanup_free char *why = xasprintf(
+		    "Service \"%s\" is invalid: spec.ports[%zu].nodePort: Invalid value: %d: "
+		    "provided port is already allocated",
+		    rq->name, h.port_index[i], h.ports[i]);
+		admission_claim(rq, true, name, holder, why);
+	}
+	for (size_t i = 0; i < oh.nports; i++) {
+		if (svcindex__has_port(&h, oh.ports[i]))
+			continue;
+		snprintf(name, sizeof(name), "nodeport/%d", oh.ports[i]);
+		admission_claim(rq, false, name, holder, NULL);
+	}
+	svcindex__holds_clear(&h);
+	svcindex__holds_clear(&oh);
+}
+
 void *svcindex_hook_init(const struct admission_config *cfg)
 {
 	if (cfg && cfg->service_range)
@@ -278,8 +323,10 @@ int svcindex_hook_reserve(void *state, struct admission_request *rq, void **clai
 			  struct error **err)
 {
 	*claim = NULL;
-	if (!rq->obj)
-		return 0; /* a deletion takes nothing */
+	if (!rq->obj) {
+		svcindex__claims(state, rq); /* a deletion gives back, takes nothing */
+		return 0;
+	}
 	struct svcindex_claim *got = xcalloc(1, sizeof(*got));
 	got->ip = -1;
 	int r = svcindex_reserve(state, rq->owner, rq->name, rq->obj, rq->old, got, err);
@@ -287,6 +334,7 @@ int svcindex_hook_reserve(void *state, struct admission_request *rq, void **clai
 		free(got);
 		return r;
 	}
+	svcindex__claims(state, rq);
 	*claim = got;
 	return 0;
 }

@@ -43,6 +43,10 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		}
 		error_free(gerr);
 		bool have_old = r == 0;
+		if (have_old && t->create_only) {
+			store_record_clear(&old);
+			return error_set(err, EEXIST, "%s: already exists", t->key);
+		}
 
 		/* A Binding written to a pod is the pod it binds (binding.h). */
 		struct ynode *bound = NULL, *bound_old = NULL;
@@ -109,9 +113,12 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 					 .history_yaml = b.declared,
 					 .message = b.message,
 					 .author = author,
-					 .decl_changed = b.decl_changed};
+					 .decl_changed = b.decl_changed,
+					 .claims = rq.claims,
+					 .nclaims = rq.nclaims};
 		struct error *serr = NULL;
 		r = store_apply(s, &c, &serr);
+		admission_claims_clear(&rq);
 		store_record_clear(&old);
 		if (r < 0)
 			admission_unreserve(adm, &rq, ticket);
@@ -187,9 +194,12 @@ static int write__delete(struct store *s, struct admission *adm, const struct wr
 					 .expect_rv = old_rv,
 					 .history_path = hist && !marked ? hpath : NULL,
 					 .message = marked ? NULL : msg,
-					 .author = author};
+					 .author = author,
+					 .claims = rq.claims,
+					 .nclaims = rq.nclaims};
 		struct error *serr = NULL;
 		r = store_apply(s, &c, &serr);
+		admission_claims_clear(&rq);
 		if (r < 0)
 			admission_unreserve(adm, &rq, ticket);
 		else

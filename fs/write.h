@@ -29,6 +29,7 @@ struct write_target {
 	const char *ns;	  /* NULL: cluster-scoped */
 	const char *name; /* from the file name */
 	const char *key;  /* the store key: "namespaces/dev/pods/web" */
+	bool create_only; /* a stored object is not replaced: EEXIST */
 };
 
 /* What was stored. */

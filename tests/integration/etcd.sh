@@ -4,9 +4,13 @@
 # (IN_CREATE on B's namespaces/); a write on A raises IN_CLOSE_WRITE on B,
 # a delete IN_DELETE, and both show the same resourceVersion; two mounts
 # writing one object over the same resourceVersion: exactly one wins; both
-# histories hold the changes; a member killed and restarted loses nothing
+# histories hold the changes; a Service address or node port taken on A is
+# refused on B (which never saw it: the claim in etcd decides), two mounts
+# taking one address at once: exactly one wins, and a deletion gives it
+# back; a member killed and restarted loses nothing
 # and the mounts go on; with no quorum a write fails with EIO and nothing
-# changes, and writes come back with the members.
+# changes; with every member gone reads fail with EIO once the staleness
+# bound (5 s) has passed, and come back with the members, as writes do.
 . "$(dirname "$0")/../lib/lib.sh"
 command -v etcd >/dev/null || { echo "not ok - no etcd (apt-get install etcd-server)"; exit 1; }
 command -v inotifywait >/dev/null || { echo "not ok - no inotifywait"; exit 1; }
@@ -62,6 +66,15 @@ FPIDS+=($!)
 wait_for 20 test -d "$MA/namespaces/default" -a -d "$MB/namespaces/default" ||
 	{ echo "not ok - corral-fs --store etcd:// did not mount: $(tail -2 "$T/fsa.log") $(tail -2 "$T/fsb.log")"; exit 1; }
 ok "two mounts over a three-member etcd"
+# written_once NS...: etcd counts one write of each Namespace since its creation
+written_once() {
+	local n k
+	for n; do
+		k=$(printf '/corral/o/namespaces/%s' "$n" | base64 -w0)
+		curl -sf -m 2 "http://$(client 1)/v3/kv/range" -d "{\"key\": \"$k\"}" | grep -q '"version":"1"' || return 1
+	done
+}
+check "both starting on an empty store, the default namespaces are made once" written_once default kube-system kube-public kube-node-lease
 
 # ---- namespaces -----------------------------------------------------------------
 inotifywait -q -m -e create --format '%e %f' "$MB/namespaces" >"$T/ns.events" 2>/dev/null &
@@ -117,6 +130,56 @@ for round in 1 2 3; do
 done
 check "two mounts writing over one resourceVersion: exactly one wins (3 rounds)" test "$wins" = 3
 
+# ---- Service addresses and node ports: one holder across hosts -----------------
+# svc NAME IP [NODEPORT]: a Service manifest
+svc() {
+	if [ -n "${3:-}" ]; then
+		printf 'apiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec: {type: NodePort, clusterIP: %s, ports: [{port: 80, nodePort: %s}]}\n' "$1" "$2" "$3"
+	else
+		printf 'apiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec: {clusterIP: %s, ports: [{port: 80}]}\n' "$1" "$2"
+	fi
+}
+SV=namespaces/dev/services
+svc s1 10.96.77.1 30771 >"$T/s1.yaml"
+check "A takes a Service's address and node port" cp "$T/s1.yaml" "$MA/$SV/s1.yaml"
+wait_for 5 readable "$MB/$SV/s1.yaml"
+svc s2 10.96.77.1 >"$T/s2.yaml"
+if cp "$T/s2.yaml" "$MB/$SV/s2.yaml" 2>"$T/s2.err"; then
+	fail "B refuses another Service on A's address"
+else
+	ok "B refuses another Service on A's address"
+fi
+check "with EINVAL ($(tr -d '\n' <"$T/s2.err" | tail -c 60))" grep -q 'Invalid argument' "$T/s2.err"
+check "and .errors names the holder" wait_for 5 grep -q 'provided IP is already allocated (to service dev/s1)' "$MB/.errors"
+check "and nothing is stored" sh -c "! test -e '$MB/$SV/s2.yaml'"
+svc s3 10.96.77.3 30771 >"$T/s3.yaml"
+if cp "$T/s3.yaml" "$MB/$SV/s3.yaml" 2>/dev/null; then
+	fail "B refuses another Service on A's node port"
+else
+	ok "B refuses another Service on A's node port"
+fi
+check "and .errors says so" wait_for 5 grep -q 'provided port is already allocated (to service dev/s1)' "$MB/.errors"
+wins=0
+for round in 1 2 3; do
+	CP=()
+	for m in A B; do
+		d=$MA; [ $m = B ] && d=$MB
+		r=$(echo "r$m$round" | tr AB ab)
+		svc "$r" "10.96.78.$round" >"$T/$r.yaml"
+		(cp "$T/$r.yaml" "$d/$SV/$r.yaml" 2>/dev/null && echo won >"$T/won.$m") &
+		CP+=($!)
+	done
+	wait "${CP[@]}"
+	n=0
+	for m in A B; do [ -e "$T/won.$m" ] && n=$((n + 1)); rm -f "$T/won.$m"; done
+	[ "$n" = 1 ] && wins=$((wins + 1))
+done
+check "two mounts taking one address at once: exactly one wins (3 rounds)" test "$wins" = 3
+rm "$MA/$SV/s1.yaml"
+wait_for 5 sh -c "! test -e '$MB/$SV/s1.yaml'"
+svc s4 10.96.77.1 30771 >"$T/s4.yaml"
+check "a deleted Service's address and port are taken again on B" cp "$T/s4.yaml" "$MB/$SV/s4.yaml"
+
 # ---- history -----------------------------------------------------------------
 # hist_n STATE N: STATE's history holds N changes of c1 (its create on A, its update on B)
 hist_n() { [ "$(git --git-dir="$1/history.git" log --format=%s -- namespaces/dev/configmaps/c1.yaml 2>/dev/null | wc -l)" = "$2" ]; }
@@ -134,10 +197,12 @@ check "the member comes back" wait_for 30 healthy 1
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m2}\n' >"$MB/namespaces/dev/configmaps/m2.yaml"
 check "writes go on after its return" wait_for 10 readable "$MA/namespaces/dev/configmaps/m2.yaml"
 
-# ---- no quorum -----------------------------------------------------------------
+# ---- no quorum, then no member -------------------------------------------------------
 kill_member 2
 kill_member 3
+lost_at=$SECONDS
 before=$(cat "$MA/namespaces/dev/configmaps/c1.yaml")
+check "reads are served from the cache at first" test -n "$before"
 # cp, not a shell redirection: the shell does not look at close(2)'s
 # result, where a write's commit reports.
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1}\ndata: {a: "9"}\n' >"$T/c1.new"
@@ -147,10 +212,25 @@ else
 	ok "a write without quorum is refused"
 fi
 check "with EIO ($(tr -d '\n' <"$T/eio.err" | tail -c 80))" grep -q 'Input/output error' "$T/eio.err"
-check "and the object is unchanged" test "$(cat "$MA/namespaces/dev/configmaps/c1.yaml")" = "$before"
+kill_member 1
+# stale_read DIR: reading an object, or listing its folder, fails with EIO
+stale_read() {
+	! cat "$1/namespaces/dev/configmaps/c1.yaml" >/dev/null 2>"$T/stale.err" &&
+		grep -q 'Input/output error' "$T/stale.err" &&
+		! ls "$1/namespaces/dev/configmaps" >/dev/null 2>&1
+}
+check "with every member gone, reads fail with EIO on A" wait_for 15 stale_read "$MA"
+stale_after=$((SECONDS - lost_at))
+check "and on B" wait_for 15 stale_read "$MB"
+# The bound is 5 s; a write's refusal above may take 5 s more to come.
+check "within the staleness bound ($stale_after s after the quorum went)" test "$stale_after" -le 13
+start_member 1
 start_member 2
 start_member 3
 check "the members come back" wait_for 30 sh -c "curl -sf -m 1 http://$(client 2)/health | grep -q true"
+check "reads come back once the watch has caught up" wait_for 30 readable "$MA/namespaces/dev/configmaps/c1.yaml"
+check "on B too" wait_for 30 readable "$MB/namespaces/dev/configmaps/c1.yaml"
+check "and the object is unchanged" test "$(cat "$MA/namespaces/dev/configmaps/c1.yaml")" = "$before"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: back}\n' >"$T/back.new"
 wrote() { cp "$T/back.new" "$MA/namespaces/dev/configmaps/back.yaml"; }
 # wait_secs SECS cmd...: wait_for by the clock (a cp may take etcd's 5 s).

@@ -4,7 +4,12 @@
  * port below the ephemeral range, its data in a mkdtemp folder, killed and
  * removed at the end): put, get, conflicts, delete, the outbox, and a
  * second store's watch seeing the first's changes but not its own, and
- * listing everything again when compacted past. Every wait is bounded. */
+ * listing everything again when compacted past; a write whose answer was
+ * lost reported by its own store's watch; claims taken by one store
+ * refused to another; reads refused past the staleness bound while the
+ * member is stopped (SIGSTOP) and served again once it answers; the
+ * history's lease renewed with no history writer asking. Every wait is
+ * bounded. */
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -22,8 +27,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "error.h"
+#include "loop.h"
 #include "store.h"
 #include "store_etcd.h"
 #include "util.h"
@@ -382,6 +389,34 @@ static void test_store_etcd_live__outbox_is_written_with_the_change(void **state
 	store_close(s);
 }
 
+static void test_store_etcd_live__a_trim_deletes_exactly_what_is_held(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	uint64_t base = store_revision(s), rv = 0, cut = 0;
+	/* More than two transactions' worth of deletions, and some kept. */
+	for (int i = 0; i < 250; i++) {
+		cleanup_free char *key = xasprintf("namespaces/trim/configmaps/c%d", i);
+		cleanup_free char *path = xasprintf("%s.yaml", key);
+		assert_int_equal(apply(s, key, config_map("c", "1"), 0, path, &rv), 0);
+		if (i == 209)
+			cut = rv;
+	}
+	assert_int_equal(store_outbox_trim(s, cut, NULL), 0);
+	struct store_outbox_entry *e = NULL;
+	size_t n = 0;
+	assert_int_equal(store_outbox_read(s, base, 1000, &e, &n, NULL), 0);
+	assert_int_equal(n, 40);
+	assert_true(e[0].rv > cut);
+	assert_string_equal(e[0].path, "namespaces/trim/configmaps/c210.yaml");
+	store_outbox_free(e, n);
+	assert_int_equal(store_outbox_trim(s, rv, NULL), 0);
+	assert_int_equal(store_outbox_read(s, base, 1000, &e, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	store_outbox_free(e, n);
+	store_close(s);
+}
+
 struct seen {
 	pthread_mutex_t lock;
 	char keys[16][96];
@@ -403,6 +438,39 @@ static void seen_fn(void *data, const char *key, const struct store_record *rec,
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* Waits (timeout_ms at most) until pred(arg). */
+static bool wait_until(bool (*pred)(void *), void *arg, int timeout_ms)
+{
+	uint64_t end = loop_now_ms() + (uint64_t)timeout_ms;
+	while (!pred(arg)) {
+		if (loop_now_ms() >= end)
+			return false;
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+struct seen_goal {
+	struct seen *w;
+	int n;
+};
+
+static bool seen_reached(void *arg)
+{
+	struct seen_goal *g = arg;
+	pthread_mutex_lock(&g->w->lock);
+	bool done = g->w->n >= g->n;
+	pthread_mutex_unlock(&g->w->lock);
+	return done;
+}
+
+/* Waits (10 s at most) until w has seen n changes. */
+static bool seen_wait(struct seen *w, int n)
+{
+	return wait_until(seen_reached, &(struct seen_goal){w, n}, 10000);
+}
+
 static void test_store_etcd_live__a_watch_sees_others_changes_not_its_own(void **state)
 {
 	(void)state;
@@ -416,16 +484,7 @@ static void test_store_etcd_live__a_watch_sees_others_changes_not_its_own(void *
 	assert_int_equal(apply(a, "namespaces/w/configmaps/x", config_map("x", "1"), 0, NULL, &rv),
 			 0);
 	assert_int_equal(apply(a, "namespaces/w/configmaps/x", NULL, rv, NULL, NULL), 0);
-	bool done = false;
-	for (int i = 0; i < 100 && !done; i++) { /* 10 s at most */
-		pthread_mutex_lock(&w.lock);
-		done = w.n >= 2;
-		pthread_mutex_unlock(&w.lock);
-		if (!done) {
-			struct timespec ts = {0, 100000000};
-			nanosleep(&ts, NULL);
-		}
-	}
+	assert_true(seen_wait(&w, 2));
 	assert_int_equal(w.n, 2);
 	assert_string_equal(w.keys[0], "namespaces/w/configmaps/x");
 	assert_false(w.deleted[0]);
@@ -490,6 +549,236 @@ static void test_store_etcd_live__a_watch_compacted_past_lists_again(void **stat
 	store_close(a);
 }
 
+static void test_store_etcd_live__a_write_whose_answer_was_lost_is_seen_as_anothers(void **state)
+{
+	(void)state;
+	struct store *a = open_store(), *b = open_store();
+	struct seen w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	assert_int_equal(store_foreach(a, false, count_one, &(int){0}, NULL), 0);
+	assert_int_equal(store_watch(a, seen_fn, &w, NULL), 0);
+	/* Committed, but a is told EIO: a's watch must report it. */
+	store_etcd_lose_replies(a, 1);
+	assert_int_equal(
+	    apply(a, "namespaces/lost/configmaps/lost", config_map("l", "1"), 0, NULL, NULL), -EIO);
+	/* Answered: never reported to a. */
+	assert_int_equal(
+	    apply(a, "namespaces/lost/configmaps/kept", config_map("k", "1"), 0, NULL, NULL), 0);
+	/* b's write comes after both: once a sees it, a has passed them. */
+	assert_int_equal(
+	    apply(b, "namespaces/lost/configmaps/last", config_map("z", "1"), 0, NULL, NULL), 0);
+	assert_true(seen_wait(&w, 2));
+	assert_int_equal(w.n, 2);
+	assert_string_equal(w.keys[0], "namespaces/lost/configmaps/lost");
+	assert_false(w.deleted[0]);
+	assert_string_equal(w.keys[1], "namespaces/lost/configmaps/last");
+	struct store_record rec = {0};
+	assert_int_equal(store_get(b, "namespaces/lost/configmaps/lost", &rec, NULL), 0);
+	store_record_clear(&rec);
+	store_close(b);
+	store_close(a);
+}
+
+/* A Service-like change of key taking (or giving back) claim name. */
+static int apply_claim(struct store *s, const char *key, bool put, uint64_t expect,
+		       const char *name, bool take, const char *holder, char **msg, uint64_t *rv)
+{
+	struct store_claim cl = {.name = (char *)name,
+				 .holder = (char *)holder,
+				 .refusal = (char *)"provided IP is already allocated",
+				 .take = take};
+	struct store_change c = {.key = key,
+				 .obj = put ? config_map("s", "1") : NULL,
+				 .expect_rv = expect,
+				 .claims = &cl,
+				 .nclaims = 1};
+	struct error *err = NULL;
+	int r = store_apply(s, &c, &err);
+	int status = r < 0 ? err->status : 0;
+	if (msg)
+		*msg = r < 0 ? xstrdup(err->msg) : NULL;
+	if (rv)
+		*rv = c.rv;
+	error_free(err);
+	free(c.yaml);
+	ynode_free(c.obj);
+	return r < 0 ? -status : 0;
+}
+
+static void test_store_etcd_live__a_claim_is_held_by_one_object_of_any_store(void **state)
+{
+	(void)state;
+	struct store *a = open_store(), *b = open_store();
+	uint64_t rv = 0;
+	cleanup_free char *msg = NULL;
+	assert_int_equal(apply_claim(a, "namespaces/cl/services/x", true, 0, "svcip/10.96.0.9",
+				     true, "service cl/x", NULL, &rv),
+			 0);
+	assert_int_equal(apply_claim(b, "namespaces/cl/services/y", true, 0, "svcip/10.96.0.9",
+				     true, "service cl/y", &msg, NULL),
+			 -EINVAL);
+	assert_string_equal(msg, "provided IP is already allocated (to service cl/x)");
+	/* Refused whole: y is not stored. */
+	struct store_record rec = {0};
+	struct error *err = NULL;
+	assert_int_equal(store_get(b, "namespaces/cl/services/y", &rec, &err), -ENOENT);
+	error_free(err);
+	/* x's deletion gives it back; then y takes it. */
+	assert_int_equal(apply_claim(a, "namespaces/cl/services/x", false, rv, "svcip/10.96.0.9",
+				     false, "service cl/x", NULL, NULL),
+			 0);
+	assert_int_equal(apply_claim(b, "namespaces/cl/services/y", true, 0, "svcip/10.96.0.9",
+				     true, "service cl/y", NULL, NULL),
+			 0);
+	/* A conflict on the object itself is still a conflict. */
+	assert_int_equal(apply_claim(a, "namespaces/cl/services/y", true, 0, "svcip/10.96.0.10",
+				     true, "service cl/y", NULL, NULL),
+			 -EAGAIN);
+	store_close(b);
+	store_close(a);
+}
+
+struct fresh_goal {
+	struct store *s;
+	int want;
+};
+
+static bool fresh_reached(void *arg)
+{
+	struct fresh_goal *g = arg;
+	struct error *err = NULL;
+	int r = store_check_fresh(g->s, &err);
+	error_free(err);
+	return r == g->want;
+}
+
+/* Waits (timeout_ms at most) until store_check_fresh(s) is want. */
+static bool fresh_wait(struct store *s, int want, int timeout_ms)
+{
+	return wait_until(fresh_reached, &(struct fresh_goal){s, want}, timeout_ms);
+}
+
+static void test_store_etcd_live__reads_fail_past_the_staleness_bound(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	struct seen w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	assert_int_equal(store_foreach(s, false, count_one, &(int){0}, NULL), 0);
+	assert_int_equal(store_watch(s, seen_fn, &w, NULL), 0);
+	assert_true(fresh_wait(s, 0, 1000));
+	/* A member that hangs answers nothing: not even "no". */
+	assert_int_equal(kill(etcd_member.pid, SIGSTOP), 0);
+	int64_t stopped = (int64_t)loop_now_ms();
+	bool stale = fresh_wait(s, -EIO, STORE_ETCD_STALE_MS + 5000);
+	int64_t took = (int64_t)loop_now_ms() - stopped;
+	assert_int_equal(kill(etcd_member.pid, SIGCONT), 0);
+	assert_true(stale);
+	/* Served up to the bound: the last proof is at most a probe old. */
+	assert_true(took >= STORE_ETCD_STALE_MS - 2 * STORE_ETCD_PROBE_MS);
+	struct error *err = NULL;
+	assert_int_equal(store_check_fresh(s, &err), -EIO);
+	assert_int_equal(err->status, EIO);
+	error_free(err);
+	assert_true(fresh_wait(s, 0, 15000));
+	store_close(s);
+}
+
+/* POSTs body (JSON without single quotes) to path on the member: its
+ * answer, or NULL. */
+static json_t *etcd_call(const char *path, const char *body)
+{
+	cleanup_free char *cmd =
+	    xasprintf("curl -sf -m 2 http://%s%s -d '%s'", etcd_member.url, path, body);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return NULL;
+	json_t *out = json_loadf(f, 0, NULL);
+	pclose(f);
+	return out;
+}
+
+struct probe_goal {
+	const char *body; /* a range request */
+};
+
+static bool probe_key_written(void *arg)
+{
+	json_t *r = etcd_call("/v3/kv/range", ((struct probe_goal *)arg)->body);
+	bool there = json_array_size(json_object_get(r, "kvs")) > 0;
+	json_decref(r);
+	return there;
+}
+
+static void test_store_etcd_live__revisions_not_ours_do_not_leave_the_watch_stale(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	struct seen w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	assert_int_equal(store_foreach(s, false, count_one, &(int){0}, NULL), 0);
+	assert_int_equal(store_watch(s, seen_fn, &w, NULL), 0);
+	/* A key outside /corral/ moves the revision past anything the watch
+	 * will ever deliver: the probe has to write one of ours. */
+	json_decref(
+	    etcd_call("/v3/kv/put", "{\"key\": \"L2ZvcmVpZ24veA==\", \"value\": \"eA==\"}"));
+	/* The range /corral/l/ to /corral/l0, base64. */
+	struct probe_goal g = {
+	    "{\"key\": \"L2NvcnJhbC9sLw==\", \"range_end\": \"L2NvcnJhbC9sMA==\"}"};
+	assert_true(wait_until(probe_key_written, &g, 10000));
+	assert_true(fresh_wait(s, 0, 1000));
+	store_close(s);
+}
+
+/* The lease of the first history replica's mark (0: none). */
+static long long replica_lease(void)
+{
+	/* The range /corral/r/ to /corral/r0, base64. */
+	json_t *r = etcd_call(
+	    "/v3/kv/range", "{\"key\": \"L2NvcnJhbC9yLw==\", \"range_end\": \"L2NvcnJhbC9yMA==\"}");
+	json_t *kv = json_array_get(json_object_get(r, "kvs"), 0);
+	const char *id = json_string_value(json_object_get(kv, "lease"));
+	long long lease = id ? strtoll(id, NULL, 10) : 0;
+	json_decref(r);
+	return lease;
+}
+
+/* The TTL etcd has left on lease (-1: gone). */
+static long lease_ttl(long long lease)
+{
+	cleanup_free char *body = xasprintf("{\"ID\": %lld}", lease);
+	json_t *r = etcd_call("/v3/kv/lease/timetolive", body);
+	const char *ttl = json_string_value(json_object_get(r, "TTL"));
+	long t = ttl ? strtol(ttl, NULL, 10) : -1;
+	json_decref(r);
+	return t;
+}
+
+static void test_store_etcd_live__the_lease_is_renewed_without_the_history(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	/* The first trim takes the lease: the replica's mark lives under it. */
+	assert_int_equal(store_outbox_trim(s, 1, NULL), 0);
+	long long lease = replica_lease();
+	assert_true(lease != 0);
+	/* Nobody trims again: the TTL only goes down unless the store's own
+	 * thread renews it. Wait (15 s at most: past the 10 s TTL) until it
+	 * goes back up. */
+	long low = lease_ttl(lease);
+	assert_true(low > 0);
+	bool renewed = false;
+	for (int64_t end = (int64_t)loop_now_ms() + 15000;
+	     (int64_t)loop_now_ms() < end && !renewed;) {
+		struct timespec ts = {0, 200000000};
+		nanosleep(&ts, NULL);
+		long ttl = lease_ttl(lease);
+		assert_true(ttl > 0); /* expired */
+		renewed = ttl > low;
+		if (ttl < low)
+			low = ttl;
+	}
+	assert_true(renewed);
+	store_close(s);
+}
+
 static void test_store_etcd_live__no_member_is_eio(void **state)
 {
 	(void)state;
@@ -518,8 +807,15 @@ int main(void)
 	    cmocka_unit_test(test_store_etcd_live__conflicts_are_eagain_and_enoent),
 	    cmocka_unit_test(test_store_etcd_live__foreach_sees_every_object),
 	    cmocka_unit_test(test_store_etcd_live__outbox_is_written_with_the_change),
+	    cmocka_unit_test(test_store_etcd_live__a_trim_deletes_exactly_what_is_held),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_sees_others_changes_not_its_own),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_compacted_past_lists_again),
+	    cmocka_unit_test(
+		test_store_etcd_live__a_write_whose_answer_was_lost_is_seen_as_anothers),
+	    cmocka_unit_test(test_store_etcd_live__a_claim_is_held_by_one_object_of_any_store),
+	    cmocka_unit_test(test_store_etcd_live__reads_fail_past_the_staleness_bound),
+	    cmocka_unit_test(test_store_etcd_live__the_lease_is_renewed_without_the_history),
+	    cmocka_unit_test(test_store_etcd_live__revisions_not_ours_do_not_leave_the_watch_stale),
 	};
 	return cmocka_run_group_tests_name("store_etcd", tests, etcd_start, etcd_stop);
 }

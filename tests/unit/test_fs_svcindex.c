@@ -1,7 +1,8 @@
 /* test_fs_svcindex.c: corral-fs's index of the addresses and node ports that
  * Services hold: a clash or an address outside the range refused with
  * Kubernetes' message, updates that keep what they hold, reservations
- * given back, deletes, and the load at start. */
+ * given back, deletes, the load at start, and the claims a write names for
+ * a shared store (taken and given back by canonical address and port). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -170,6 +171,54 @@ static void test_svcindex__load(void **state)
 	svcindex_free(x);
 }
 
+/* The hook's claims for a write of svc over old, as "+name holder" or
+ * "-name holder" joined by spaces. */
+static char *hook_claims(struct svcindex *x, const char *name, struct ynode *svc,
+			 const struct ynode *old)
+{
+	struct admission_request rq = {.name = name, .owner = "dev/b", .obj = svc, .old = old};
+	void *claim = NULL;
+	assert_int_equal(svcindex_hook_reserve(x, &rq, &claim, NULL), 0);
+	char *out = xstrdup("");
+	for (size_t i = 0; i < rq.nclaims; i++) {
+		char *next =
+		    xasprintf("%s%s%c%s %s", out, i ? " " : "", rq.claims[i].take ? '+' : '-',
+			      rq.claims[i].name, rq.claims[i].holder);
+		free(out);
+		out = next;
+	}
+	if (rq.nclaims && rq.claims[0].take)
+		assert_non_null(strstr(rq.claims[0].refusal, "is already allocated"));
+	svcindex_hook_unreserve(x, &rq, claim);
+	admission_claims_clear(&rq);
+	return out;
+}
+
+static void test_svcindex__claims_name_what_changes_hands(void **state)
+{
+	(void)state;
+	struct svcindex *x = index16();
+	cleanup_ynode struct ynode *a =
+	    y("{spec: {clusterIP: 10.96.0.30, type: NodePort, ports: "
+	      "[{port: 80, nodePort: 31000}, {port: 81, nodePort: 31001}]}}");
+	cleanup_ynode struct ynode *b = y("{spec: {clusterIP: 10.96.0.31, type: NodePort, ports: "
+					  "[{port: 80, nodePort: 31000}]}}");
+	cleanup_ynode struct ynode *none = y("{spec: {clusterIP: None}}");
+	cleanup_free char *create = hook_claims(x, "b", a, NULL);
+	cleanup_free char *update = hook_claims(x, "b", b, a);
+	cleanup_free char *same = hook_claims(x, "b", b, b);
+	cleanup_free char *gone = hook_claims(x, "b", NULL, b);
+	cleanup_free char *headless = hook_claims(x, "b", none, NULL);
+	assert_string_equal(create, "+svcip/10.96.0.30 service dev/b +nodeport/31000 service dev/b "
+				    "+nodeport/31001 service dev/b");
+	assert_string_equal(update, "+svcip/10.96.0.31 service dev/b -svcip/10.96.0.30 service "
+				    "dev/b -nodeport/31001 service dev/b");
+	assert_string_equal(same, "");
+	assert_string_equal(gone, "-svcip/10.96.0.31 service dev/b -nodeport/31000 service dev/b");
+	assert_string_equal(headless, "");
+	svcindex_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +228,7 @@ int main(void)
 	    cmocka_unit_test(test_svcindex__update_frees_and_delete_drops),
 	    cmocka_unit_test(test_svcindex__unreserve_gives_back),
 	    cmocka_unit_test(test_svcindex__load),
+	    cmocka_unit_test(test_svcindex__claims_name_what_changes_hands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -523,6 +523,23 @@ static void test_write__a_stale_resource_version_still_conflicts(void **state)
 	write_result_clear(&r1);
 }
 
+static void test_write__a_create_only_write_leaves_a_stored_object(void **state)
+{
+	struct fixture *f = *state;
+	struct write_target t = cm_target;
+	t.kind = kinds_by_kind("ConfigMap");
+	t.create_only = true;
+	assert_int_equal(put(f->s, NULL, &t, cm_v1, NULL, NULL), 0);
+	uint64_t rv = 0, rv2 = 0;
+	cleanup_free char *before = stored(f->s, t.key, &rv);
+	cleanup_free char *msg = NULL;
+	assert_int_equal(put(f->s, NULL, &t, cm_v2, NULL, &msg), -EEXIST);
+	assert_non_null(strstr(msg, "already exists"));
+	cleanup_free char *after = stored(f->s, t.key, &rv2);
+	assert_int_equal(rv2, rv);
+	assert_string_equal(after, before);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -538,6 +555,7 @@ int main(void)
 	    T(test_write__service_addresses_hook_keeps_services_apart),
 	    T(test_write__last_writer_wins_never_fails_for_contention),
 	    T(test_write__a_stale_resource_version_still_conflicts),
+	    T(test_write__a_create_only_write_leaves_a_stored_object),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
