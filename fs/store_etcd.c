@@ -619,7 +619,7 @@ static void etcd__txn_end(struct store_etcd *s, uint64_t t, uint64_t rev)
  * arrived, then forgets every own revision up to rev. */
 static bool etcd__own(struct store_etcd *s, uint64_t rev)
 {
-	struct timespec until = store_deadline(ETCD__OWN_WAIT_MS);
+	struct timespec until = util_deadline(CLOCK_REALTIME, ETCD__OWN_WAIT_MS);
 	pthread_mutex_lock(&s->lock);
 	uint64_t arrived = s->next_ticket;
 	for (;;) {
@@ -1513,7 +1513,7 @@ static void *etcd__keeper_run(void *arg)
 {
 	struct store_etcd *s = arg;
 	for (;;) {
-		struct timespec until = store_deadline(STORE_ETCD_PROBE_MS);
+		struct timespec until = util_deadline(CLOCK_REALTIME, STORE_ETCD_PROBE_MS);
 		pthread_mutex_lock(&s->lock);
 		while (!s->keeper_stop &&
 		       pthread_cond_timedwait(&s->keeper_cond, &s->lock, &until) != ETIMEDOUT)
