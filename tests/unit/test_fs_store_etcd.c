@@ -400,15 +400,15 @@ static int snap_one(void *data, const char *key, const struct store_record *rec)
 	c->n++;
 	if (!c->wrote) {
 		c->wrote = true;
-		assert_int_equal(apply(c->s, "namespaces/snap/configmaps/late", config_map("late", "1"),
-				       0, "namespaces/snap/configmaps/late.yaml", NULL),
+		assert_int_equal(apply(c->s, "namespaces/snap/configmaps/late",
+				       config_map("late", "1"), 0,
+				       "namespaces/snap/configmaps/late.yaml", NULL),
 				 0);
 	}
 	return 0;
 }
 
-static void test_store_etcd_live__snapshot_is_one_revision_and_the_outbox_goes_on_after_it(
-    void **state)
+static void test_store_etcd_live__snapshot_at_one_revision_outbox_after_it(void **state)
 {
 	(void)state;
 	struct store *s = open_store();
@@ -615,8 +615,7 @@ int main(void)
 	    cmocka_unit_test(test_store_etcd_live__conflicts_are_eagain_and_enoent),
 	    cmocka_unit_test(test_store_etcd_live__foreach_sees_every_object),
 	    cmocka_unit_test(test_store_etcd_live__outbox_is_written_with_the_change),
-	    cmocka_unit_test(
-		test_store_etcd_live__snapshot_is_one_revision_and_the_outbox_goes_on_after_it),
+	    cmocka_unit_test(test_store_etcd_live__snapshot_at_one_revision_outbox_after_it),
 	    cmocka_unit_test(test_store_etcd_live__a_replica_counted_in_at_0_keeps_the_outbox),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_sees_others_changes_not_its_own),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_compacted_past_lists_again),
