@@ -7,10 +7,10 @@
 # once.
 . "$(dirname "$0")/../lib/lib.sh"
 command -v etcd >/dev/null || { echo "not ok - no etcd (apt-get install etcd-server)"; exit 1; }
-MA=$T/a MB=$T/b SA=$T/sa SB=$T/sb
-mkdir -p "$MA" "$MB"
-EPID=
-FPIDS=()
+# A on its own mount; B on lib.sh's ($M, $FSPID).
+MA=$T/a MB=$M SA=$T/sa SB=$T/sb
+mkdir -p "$MA"
+EPID= APID=
 
 # Two free ports below the ephemeral range (as etcd.sh picks them).
 port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
@@ -22,16 +22,15 @@ done
 [ -n "$BASE" ] || { echo "not ok - no free ports for etcd"; exit 1; }
 CLIENT=127.0.0.1:$((BASE + 8))
 
-stop_all() {
-	for p in "${FPIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for m in "$MA" "$MB"; do
-		for _ in $(seq 50); do mountpoint -q "$m" || break; sleep 0.1; done
-		if mountpoint -q "$m"; then fusermount3 -u "$m" 2>/dev/null || umount -l "$m"; fi
-	done
-	for p in "${FPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	[ -n "$EPID" ] && kill -9 "$EPID" 2>/dev/null && wait "$EPID" 2>/dev/null
+stop_a() {
+	[ -n "$APID" ] || return 0
+	kill "$APID" 2>/dev/null
+	wait_for 5 sh -c "! mountpoint -q '$MA'" || fusermount3 -u "$MA" 2>/dev/null || umount -l "$MA"
+	kill -9 "$APID" 2>/dev/null
 }
-trap 'stop_all; cleanup' EXIT
+# The mounts first (lib.sh's cleanup removes $T, with A's mount in it),
+# then etcd.
+trap 'stop_a; [ -n "$FSPID" ] && stop_fs; [ -n "$EPID" ] && kill -9 "$EPID" 2>/dev/null; cleanup' EXIT
 
 etcd --name j1 --data-dir "$T/e1" --listen-client-urls "http://$CLIENT" \
 	--advertise-client-urls "http://$CLIENT" --listen-peer-urls "http://127.0.0.1:$((BASE + 9))" \
@@ -41,14 +40,17 @@ EPID=$!
 wait_for 30 sh -c "curl -sf -m 1 http://$CLIENT/health | grep -q true" ||
 	{ echo "not ok - etcd did not start: $(tail -2 "$T/e1.log")"; exit 1; }
 
-# mount NAME MOUNT STATE
+# mount NAME MOUNT STATE: the mount's pid in $!
 mount_fs() {
 	"$FS_BIN" -f --store "etcd://$CLIENT" --state "$3" "$2" >>"$T/fs$1.log" 2>&1 &
-	FPIDS+=($!)
-	wait_for 20 test -d "$2/namespaces/default" ||
-		{ echo "not ok - corral-fs $1 did not mount: $(tail -2 "$T/fs$1.log")"; exit 1; }
+}
+mounted() {
+	wait_for 20 test -d "$1/namespaces/default" ||
+		{ echo "not ok - corral-fs did not mount $1: $(tail -2 "$T"/fs*.log)"; exit 1; }
 }
 mount_fs a "$MA" "$SA"
+APID=$!
+mounted "$MA"
 ok "A mounts over a one-member etcd"
 
 cm() { printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {a: "%s"}\n' "$1" "$2"; }
@@ -74,6 +76,8 @@ outbox_empty() {
 check "A trims the outbox: the changes before B joins are gone from it" wait_for 20 outbox_empty
 
 mount_fs b "$MB" "$SB"
+FSPID=$!
+mounted "$MB"
 ok "B mounts later, with a fresh state folder"
 head_has() { git --git-dir="$1/history.git" show "HEAD:$2" 2>/dev/null | grep -q "$3"; }
 check "B's HEAD holds c1, made before it joined, as last changed" wait_for 15 head_has "$SB" namespaces/dev/configmaps/c1.yaml 'a: .2'
