@@ -430,8 +430,8 @@ static int history__seed(struct history *h, struct error **err)
 	if (n > 0) {
 		cleanup_free char *msg = xasprintf(
 		    "corral: the cluster at revision %llu, when this host's history began\n\n"
-		    "%zu objects. Their earlier changes are in the histories of the hosts\n"
-		    "that were there before (corral-fs(8), \"The history\").\n\n"
+		    "%zu objects, as the live store held them. The changes before this\n"
+		    "revision are not in this history (corral-fs(8), \"The history\").\n\n"
 		    "Corral-Revision: %llu\n",
 		    (unsigned long long)rev, n, (unsigned long long)rev);
 		struct timespec now;
