@@ -30,7 +30,7 @@ stop_a() {
 }
 # The mounts first (lib.sh's cleanup removes $T, with A's mount in it),
 # then etcd.
-trap 'stop_a; [ -n "$FSPID" ] && stop_fs; [ -n "$EPID" ] && kill -9 "$EPID" 2>/dev/null; cleanup' EXIT
+trap 'stop_a; [ -n "$FSPID" ] && stop_fs; [ -n "$EPID" ] && { kill -9 "$EPID"; wait "$EPID"; } 2>/dev/null; cleanup' EXIT
 
 etcd --name j1 --data-dir "$T/e1" --listen-client-urls "http://$CLIENT" \
 	--advertise-client-urls "http://$CLIENT" --listen-peer-urls "http://127.0.0.1:$((BASE + 9))" \
