@@ -60,6 +60,16 @@ static uint64_t put(struct store *s, const char *name, uint64_t expect, const ch
 	return c.rv;
 }
 
+/* The history in gitdir over s, its writer started. */
+static struct history *start(const char *gitdir, struct store *s)
+{
+	struct history *h = NULL;
+	struct error *err = NULL;
+	if (history_open(gitdir, s, &h, &err) < 0 || history_start(h, &err) < 0)
+		fail_msg("history: %s", err->msg);
+	return h;
+}
+
 static void wait_reached(struct history *h, uint64_t rev)
 {
 	for (int i = 0; i < 200 && history_revision(h) < rev; i++)
@@ -113,11 +123,7 @@ static void test_history__a_late_history_begins_with_the_store_and_goes_on_after
 	put(f->s, "b", 0, "stale: b\n");
 	uint64_t r3 = put(f->s, "c", 0, "stale: c\n");
 	cleanup_free char *gitdir = xasprintf("%s/history.git", f->dir);
-	struct history *h = NULL;
-	struct error *err = NULL;
-	if (history_open(gitdir, f->s, &h, &err) < 0)
-		fail_msg("history_open: %s", err->msg);
-	assert_int_equal(history_start(h, NULL), 0);
+	struct history *h = start(gitdir, f->s);
 	wait_reached(h, r3);
 	assert_int_equal(history_revision(h), r3);
 	uint64_t r4 = put(f->s, "d", 0, "kind: ConfigMap\nd: after\n");
@@ -148,17 +154,12 @@ static void test_history__a_history_over_an_empty_store_takes_each_change(void *
 {
 	struct testlib_store_fixture *f = *state;
 	cleanup_free char *gitdir = xasprintf("%s/history.git", f->dir);
-	struct history *h = NULL;
-	struct error *err = NULL;
-	if (history_open(gitdir, f->s, &h, &err) < 0)
-		fail_msg("history_open: %s", err->msg);
-	assert_int_equal(history_start(h, NULL), 0);
+	struct history *h = start(gitdir, f->s);
 	uint64_t r1 = put(f->s, "a", 0, "kind: ConfigMap\na: 1\n");
 	wait_reached(h, r1);
 	history_close(h);
 	/* Opened again over a store with objects: it has a history. */
-	assert_int_equal(history_open(gitdir, f->s, &h, NULL), 0);
-	assert_int_equal(history_start(h, NULL), 0);
+	h = start(gitdir, f->s);
 	uint64_t r2 = put(f->s, "b", 0, "kind: ConfigMap\nb: 1\n");
 	wait_reached(h, r2);
 	history_close(h);
