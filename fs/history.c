@@ -18,6 +18,7 @@
  * that a new tree's entries exist nor hashes again what it reads. */
 #include "history.h"
 #include "log.h"
+#include "snapshot.h"
 #include "util.h"
 
 #include <errno.h>
@@ -55,6 +56,8 @@ struct history {
 	uint64_t rev; /* reached by HEAD; under lock */
 	unsigned commits_since_repack;
 	unsigned repacks;
+	bool seed; /* an empty repository over a store with objects: the first
+		      commit is a snapshot (history__seed) */
 };
 
 extern char **environ;
@@ -174,6 +177,8 @@ int history_open(const char *gitdir, struct store *store, struct history **out, 
 	    git_commit_lookup(&head, h->repo, &oid) == 0) {
 		h->rev = history__trailer_rev(git_commit_message(head));
 		git_commit_free(head);
+	} else {
+		h->seed = !store_is_empty(store);
 	}
 	/* What HEAD already holds never needs committing again. A trim that
 	 * fails (a full disk) waits for the writer's next one: entries HEAD
@@ -250,9 +255,10 @@ static int history__entry_cmp(const void *a, const void *b)
 	return c ? c : x->rv < y->rv ? 1 : x->rv > y->rv ? -1 : 0;
 }
 
-/* Writes one commit holding entries e[0..n). */
+/* Writes one commit holding entries e[0..n), with message (NULL: one
+ * made from theirs). */
 static int history__commit(struct history *h, struct store_outbox_entry *e, size_t n,
-			   struct error **err)
+			   const char *message, struct error **err)
 {
 	git_oid head_oid, tree_oid, commit_oid;
 	git_commit *parent = NULL;
@@ -322,7 +328,9 @@ static int history__commit(struct history *h, struct store_outbox_entry *e, size
 		r = 0;
 		goto reached;
 	}
-	if (n == 1) {
+	if (message) {
+		msg = xstrdup(message);
+	} else if (n == 1) {
 		msg = xasprintf("%s\n\nCorral-Revision: %llu\n", e[0].message,
 				(unsigned long long)last);
 	} else {
@@ -403,6 +411,46 @@ static size_t history__batch_len(const struct store_outbox_entry *e, size_t n)
 	return n;
 }
 
+/* A history that begins after its cluster (a host that joins a shared
+ * store whose outbox was trimmed, or a repository lost): its first commit
+ * is the whole declared cluster at one revision R, and the writer goes on
+ * from the outbox after R. An entry up to R, still in the outbox or not,
+ * is in the snapshot; one after R is not: none is missed or applied
+ * twice. This replica is counted in before R is chosen (a trim to 0
+ * removes nothing, but records it over etcd), so that the others trim
+ * nothing after R before it is read here. */
+static int history__seed(struct history *h, struct error **err)
+{
+	struct store_outbox_entry *e = NULL;
+	size_t n = 0;
+	uint64_t rev = 0;
+	int r = store_outbox_trim(h->store, 0, err);
+	if (r < 0 || (r = snapshot_declared(h->store, &e, &n, &rev, err)) < 0)
+		return r;
+	if (n > 0) {
+		cleanup_free char *msg = xasprintf(
+		    "corral: the cluster at revision %llu, when this host's history began\n\n"
+		    "%zu objects, as the live store held them. The changes before this\n"
+		    "revision are not in this history (corral-fs(8), \"The history\").\n\n"
+		    "Corral-Revision: %llu\n",
+		    (unsigned long long)rev, n, (unsigned long long)rev);
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		e[n - 1].when_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		r = history__commit(h, e, n, msg, err);
+	}
+	store_outbox_free(e, n);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&h->lock);
+	h->rev = rev;
+	pthread_mutex_unlock(&h->lock);
+	h->seed = false;
+	log_info("history: begun with the cluster at revision %llu (%zu objects)",
+		 (unsigned long long)rev, n);
+	return 0;
+}
+
 static void *history__run(void *arg)
 {
 	struct history *h = arg;
@@ -414,20 +462,22 @@ static void *history__run(void *arg)
 	uint64_t trimmed = 0; /* the trim at open may have failed */
 	bool failing = false; /* said once per run of failures */
 	while (!h->stop) {
+		struct store_outbox_entry *e = NULL;
+		size_t n = 0;
+		struct error *err = NULL;
+		if (h->seed && history__seed(h, &err) < 0)
+			goto fail;
 		uint64_t seen = store_revision(h->store);
 		uint64_t from = history_revision(h);
 		/* Under load, let changes gather a moment so that they share
 		 * commits instead of each rewriting the same trees. */
 		if (history__now_ms() - last_commit < 50)
 			store_outbox_wait(h->store, UINT64_MAX - 1, 20);
-		struct store_outbox_entry *e = NULL;
-		size_t n = 0;
-		struct error *err = NULL;
 		if (store_outbox_read(h->store, from, HISTORY_BATCH, &e, &n, &err) < 0)
 			goto fail;
 		size_t take = n ? history__batch_len(e, n) : 0;
 		if (take > 0) {
-			if (history__commit(h, e, take, &err) < 0)
+			if (history__commit(h, e, take, NULL, &err) < 0)
 				goto fail;
 			last_commit = history__now_ms();
 		}

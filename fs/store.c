@@ -522,16 +522,23 @@ static int store__lmdb_get(struct store *s, const char *key, struct store_record
 	return 0;
 }
 
-static int store__lmdb_foreach(struct store *s, bool with_yaml,
-			       int (*fn)(void *data, const char *key,
-					 const struct store_record *rec),
-			       void *data, struct error **err)
+/* Every object in one read transaction; *rev (when not NULL): the
+ * revision that transaction sees. */
+static int store__lmdb_scan(struct store *s, bool with_yaml,
+			    int (*fn)(void *data, const char *key, const struct store_record *rec),
+			    void *data, uint64_t *rev, struct error **err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
 	if (rc != 0)
 		return store__mdb_err(err, rc, "read");
+	if (rev) {
+		MDB_val rk = {.mv_size = 3, .mv_data = "rev"}, rv;
+		*rev = mdb_get(txn, s->meta, &rk, &rv) == 0 && rv.mv_size == 8
+			   ? store__get_le64(rv.mv_data)
+			   : 0;
+	}
 	if ((rc = mdb_cursor_open(txn, s->objects, &cur)) != 0) {
 		mdb_txn_abort(txn);
 		return store__mdb_err(err, rc, "cursor");
@@ -551,6 +558,22 @@ static int store__lmdb_foreach(struct store *s, bool with_yaml,
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return store__mdb_err(err, rc, "scan");
 	return r < 0 ? r : 0;
+}
+
+static int store__lmdb_foreach(struct store *s, bool with_yaml,
+			       int (*fn)(void *data, const char *key,
+					 const struct store_record *rec),
+			       void *data, struct error **err)
+{
+	return store__lmdb_scan(s, with_yaml, fn, data, NULL, err);
+}
+
+static int store__lmdb_snapshot(struct store *s,
+				int (*fn)(void *data, const char *key,
+					  const struct store_record *rec),
+				void *data, uint64_t *rev, struct error **err)
+{
+	return store__lmdb_scan(s, true, fn, data, rev, err);
 }
 
 static bool store__lmdb_is_empty(struct store *s)
@@ -681,6 +704,7 @@ const struct store_ops store_lmdb_ops = {
     .unlock_key = store__lmdb_unlock_key,
     .get = store__lmdb_get,
     .foreach = store__lmdb_foreach,
+    .snapshot = store__lmdb_snapshot,
     .revision = store__lmdb_revision,
     .raise_revision = store__lmdb_raise_revision,
     .is_empty = store__lmdb_is_empty,

@@ -105,6 +105,14 @@ int store_foreach(struct store *s, bool with_yaml,
 		  int (*fn)(void *data, const char *key, const struct store_record *rec),
 		  void *data, struct error **err);
 
+/* Calls fn for every object, with its text, in key order, as the store
+ * was at one revision, and sets *rev to it: every change up to *rev shows,
+ * none after (one read transaction in LMDB, one etcd revision). Stops early
+ * if fn returns non-zero. */
+int store_snapshot(struct store *s,
+		   int (*fn)(void *data, const char *key, const struct store_record *rec),
+		   void *data, uint64_t *rev, struct error **err);
+
 uint64_t store_revision(struct store *s);
 /* Raises the revision to at least rev (a restore continues after the
  * history it came from). */

@@ -53,6 +53,13 @@ int store_foreach(struct store *s, bool with_yaml,
 	return store__ops(s)->foreach (s, with_yaml, fn, data, err);
 }
 
+int store_snapshot(struct store *s,
+		   int (*fn)(void *data, const char *key, const struct store_record *rec),
+		   void *data, uint64_t *rev, struct error **err)
+{
+	return store__ops(s)->snapshot(s, fn, data, rev, err);
+}
+
 uint64_t store_revision(struct store *s)
 {
 	return store__ops(s)->revision(s);

@@ -883,6 +883,14 @@ static int etcd__foreach(struct store *ss, bool with_yaml,
 	return r;
 }
 
+static int etcd__snapshot(struct store *ss,
+			  int (*fn)(void *data, const char *key, const struct store_record *rec),
+			  void *data, uint64_t *rev, struct error **err)
+{
+	*rev = 0;
+	return etcd__list(etcd__of(ss), true, fn, data, rev, err);
+}
+
 static uint64_t etcd__revision(struct store *ss)
 {
 	struct store_etcd *s = etcd__of(ss);
@@ -1619,6 +1627,7 @@ static const struct store_ops store_etcd_ops = {
     .unlock_key = etcd__unlock_key,
     .get = etcd__get,
     .foreach = etcd__foreach,
+    .snapshot = etcd__snapshot,
     .revision = etcd__revision,
     .raise_revision = etcd__raise_revision,
     .is_empty = etcd__is_empty,

@@ -18,6 +18,9 @@ struct store_ops {
 	int (*foreach)(struct store *s, bool with_yaml,
 		       int (*fn)(void *data, const char *key, const struct store_record *rec),
 		       void *data, struct error **err);
+	int (*snapshot)(struct store *s,
+			int (*fn)(void *data, const char *key, const struct store_record *rec),
+			void *data, uint64_t *rev, struct error **err);
 	uint64_t (*revision)(struct store *s);
 	int (*raise_revision)(struct store *s, uint64_t rev, struct error **err);
 	bool (*is_empty)(struct store *s);

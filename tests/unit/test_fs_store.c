@@ -336,6 +336,30 @@ static void test_store__revision_counts_every_change_and_only_changes(void **sta
 	assert_int_equal(store_revision(f->s), 4);
 }
 
+static int snapshot_keys(void *data, const char *key, const struct store_record *rec)
+{
+	assert_non_null(rec->yaml);
+	char *keys = data;
+	strcat(keys, key);
+	strcat(keys, " ");
+	return 0;
+}
+
+static void test_store__snapshot_reads_every_object_at_the_revision_it_names(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t a = put_ok(f->s, "k/a", "1", 0);
+	put_ok(f->s, "k/b", "1", 0);
+	apply_ok(f->s, "k/a", NULL, a);
+	uint64_t c = put_ok(f->s, "k/c", "1", 0);
+	char keys[64] = "";
+	uint64_t rev = 0;
+	assert_int_equal(store_snapshot(f->s, snapshot_keys, keys, &rev, NULL), 0);
+	assert_string_equal(keys, "k/b k/c ");
+	assert_int_equal(rev, c);
+	assert_int_equal(rev, store_revision(f->s));
+}
+
 static void test_store__revision_persists_after_reopen(void **state)
 {
 	struct fixture *f = *state;
@@ -1015,6 +1039,7 @@ int main(void)
 	    T(test_store__delete_on_a_stale_revision_conflicts),
 	    T(test_store__apply_without_an_error_pointer_reports_by_status),
 	    T(test_store__revision_counts_every_change_and_only_changes),
+	    T(test_store__snapshot_reads_every_object_at_the_revision_it_names),
 	    T(test_store__revision_persists_after_reopen),
 	    T(test_store__raise_revision_continues_the_numbering),
 	    T(test_store__raised_revision_persists_after_reopen),

@@ -8,7 +8,9 @@
  * lost reported by its own store's watch; claims taken by one store
  * refused to another; reads refused past the staleness bound while the
  * member is stopped (SIGSTOP) and served again once it answers; the
- * history's lease renewed with no history writer asking. Every wait is
+ * history's lease renewed with no history writer asking; a snapshot at
+ * one revision and the outbox after it, which a replica counted in keeps.
+ * Every wait is
  * bounded. */
 #include <errno.h>
 #include <ftw.h>
@@ -31,6 +33,7 @@
 
 #include "error.h"
 #include "loop.h"
+#include "snapshot.h"
 #include "store.h"
 #include "store_etcd.h"
 #include "util.h"
@@ -415,6 +418,100 @@ static void test_store_etcd_live__a_trim_deletes_exactly_what_is_held(void **sta
 	assert_int_equal(n, 0);
 	store_outbox_free(e, n);
 	store_close(s);
+}
+
+struct snap_count {
+	struct store *s;
+	int n;
+	bool wrote; /* one write made from inside the snapshot's scan */
+};
+
+static int snap_one(void *data, const char *key, const struct store_record *rec)
+{
+	struct snap_count *c = data;
+	if (strncmp(key, "namespaces/snap/", 16) != 0)
+		return 0;
+	assert_non_null(rec->yaml);
+	c->n++;
+	if (!c->wrote) {
+		c->wrote = true;
+		assert_int_equal(apply(c->s, "namespaces/snap/configmaps/late",
+				       config_map("late", "1"), 0,
+				       "namespaces/snap/configmaps/late.yaml", NULL),
+				 0);
+	}
+	return 0;
+}
+
+static void test_store_etcd_live__snapshot_at_one_revision_outbox_after_it(void **state)
+{
+	(void)state;
+	struct store *s = open_store();
+	uint64_t rv = 0;
+	for (int i = 0; i < 3; i++) {
+		cleanup_free char *key = xasprintf("namespaces/snap/configmaps/c%d", i);
+		cleanup_free char *path = xasprintf("%s.yaml", key);
+		assert_int_equal(apply(s, key, config_map("c", "1"), 0, path, &rv), 0);
+	}
+	/* A write made while the snapshot is read is not in it: it is after
+	 * the snapshot's revision, in the outbox. */
+	struct snap_count c = {.s = s};
+	uint64_t at = 0;
+	assert_int_equal(store_snapshot(s, snap_one, &c, &at, NULL), 0);
+	assert_int_equal(c.n, 3);
+	assert_true(at >= rv);
+	struct store_outbox_entry *e = NULL;
+	size_t n = 0;
+	assert_int_equal(store_outbox_read(s, at, 100, &e, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(e[0].path, "namespaces/snap/configmaps/late.yaml");
+	store_outbox_free(e, n);
+	/* As the history's files: each object's declared form, at one
+	 * revision, now with the late one. */
+	assert_int_equal(snapshot_declared(s, &e, &n, &at, NULL), 0);
+	size_t mine = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(e[i].path, "namespaces/snap/", 16) != 0)
+			continue;
+		mine++;
+		assert_int_equal(e[i].rv, at);
+		assert_non_null(strstr(e[i].yaml, "kind: ConfigMap"));
+		assert_null(strstr(e[i].yaml, "resourceVersion"));
+	}
+	assert_int_equal(mine, 4);
+	for (size_t i = 1; i < n; i++)
+		assert_true(strcmp(e[i - 1].path, e[i].path) < 0);
+	store_outbox_free(e, n);
+	store_close(s);
+}
+
+static void test_store_etcd_live__a_replica_counted_in_at_0_keeps_the_outbox(void **state)
+{
+	(void)state;
+	struct store *a = open_store(), *b = open_store();
+	uint64_t rv1 = 0, rv2 = 0;
+	assert_int_equal(apply(a, "namespaces/keep/configmaps/k", config_map("k", "1"), 0,
+			       "namespaces/keep/configmaps/k.yaml", &rv1),
+			 0);
+	/* A is the trimmer (it trims first); B, joining, counts itself in. */
+	assert_int_equal(store_outbox_trim(a, rv1 - 1, NULL), 0);
+	assert_int_equal(store_outbox_trim(b, 0, NULL), 0);
+	assert_int_equal(apply(a, "namespaces/keep/configmaps/k", config_map("k", "2"), rv1,
+			       "namespaces/keep/configmaps/k.yaml", &rv2),
+			 0);
+	assert_int_equal(store_outbox_trim(a, rv2, NULL), 0);
+	struct store_outbox_entry *e = NULL;
+	size_t n = 0;
+	assert_int_equal(store_outbox_read(b, rv1 - 1, 100, &e, &n, NULL), 0);
+	assert_int_equal(n, 2);
+	store_outbox_free(e, n);
+	/* B gone (its lease revoked), A trims them. */
+	store_close(b);
+	assert_int_equal(store_outbox_trim(a, rv2, NULL), 0);
+	assert_int_equal(store_outbox_read(a, rv1 - 1, 100, &e, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	store_outbox_free(e, n);
+	store_close(a);
 }
 
 struct seen {
@@ -808,6 +905,8 @@ int main(void)
 	    cmocka_unit_test(test_store_etcd_live__foreach_sees_every_object),
 	    cmocka_unit_test(test_store_etcd_live__outbox_is_written_with_the_change),
 	    cmocka_unit_test(test_store_etcd_live__a_trim_deletes_exactly_what_is_held),
+	    cmocka_unit_test(test_store_etcd_live__snapshot_at_one_revision_outbox_after_it),
+	    cmocka_unit_test(test_store_etcd_live__a_replica_counted_in_at_0_keeps_the_outbox),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_sees_others_changes_not_its_own),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_compacted_past_lists_again),
 	    cmocka_unit_test(
