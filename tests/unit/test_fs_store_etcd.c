@@ -761,7 +761,7 @@ static void test_store_etcd_live__reads_fail_past_the_staleness_bound(void **sta
 	struct seen w = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	assert_int_equal(store_foreach(s, false, count_one, &(int){0}, NULL), 0);
 	assert_int_equal(store_watch(s, seen_fn, &w, NULL), 0);
-	assert_true(fresh_wait(s, 0, 1000));
+	assert_true(fresh_wait(s, 0, 10000));
 	/* A member that hangs answers nothing: not even "no". */
 	assert_int_equal(kill(etcd_member.pid, SIGSTOP), 0);
 	int64_t stopped = (int64_t)loop_now_ms();
@@ -820,7 +820,7 @@ static void test_store_etcd_live__revisions_not_ours_do_not_leave_the_watch_stal
 	struct probe_goal g = {
 	    "{\"key\": \"L2NvcnJhbC9sLw==\", \"range_end\": \"L2NvcnJhbC9sMA==\"}"};
 	assert_true(wait_until(probe_key_written, &g, 10000));
-	assert_true(fresh_wait(s, 0, 1000));
+	assert_true(fresh_wait(s, 0, 10000));
 	store_close(s);
 }
 
