@@ -67,12 +67,16 @@ lab_up() {
 		pidf=$T/lab/h$i/anchor.pid
 		# The anchor: its own mount and UTS namespaces in the host's
 		# network namespace; sysfs mounted again so that /sys/class/net
-		# shows the host's links, cgroup2 again beneath it.
+		# shows the host's links, and the machine's cgroup tree moved back
+		# beneath it as it is (v2, or v1 and hybrid: the agents' limits
+		# work in the lab as on the machine).
+		mkdir -p "$T/lab/h$i/cg"
 		nsenter --net="/run/netns/$ns" unshare --mount --propagation slave --uts --fork \
-			sh -c 'hostname "$1"; umount -l /sys && mount -t sysfs sysfs /sys &&
-				mount -t cgroup2 cgroup2 /sys/fs/cgroup &&
+			sh -c 'hostname "$1"; mount --rbind /sys/fs/cgroup "$3" &&
+				umount -l /sys && mount -t sysfs sysfs /sys &&
+				mount --move "$3" /sys/fs/cgroup &&
 				mount -t tmpfs -o mode=0755 tmpfs /run/corral &&
-				echo $$ >"$2" && exec sleep infinity' sh "lab-$i" "$pidf" \
+				echo $$ >"$2" && exec sleep infinity' sh "lab-$i" "$pidf" "$T/lab/h$i/cg" \
 			>>"$T/lab/h$i/anchor.log" 2>&1 &
 		disown $! # killed with the lab: no "Killed" line from bash
 		local k
