@@ -42,12 +42,15 @@ hosts_down() {
 	if [ -n "${HOSTS_TEST_LOGS:-}" ]; then
 		mkdir -p "$HOSTS_TEST_LOGS" && cp -r "$T"/lab "$T"/*.out "$HOSTS_TEST_LOGS"/ 2>/dev/null
 	fi
-	# A killed host's agent could not remove its nodes' cgroups (cgroup2,
-	# shared with the machine): once nothing of the host runs, the empty
-	# ones go.
+	# A killed host's agent could not remove its nodes' cgroups (the
+	# machine's, in every hierarchy: v2, or v1 and hybrid): once nothing
+	# of the host runs, the empty ones go.
+	local d
 	for ((i = 1; i <= LAB_N; i++)); do
 		lab_kill_host "$i"
-		lab_exec "$i" find "/sys/fs/cgroup/corral/$(hash8 "lab-$i")" -depth -type d -exec rmdir {} + 2>/dev/null
+		for d in /sys/fs/cgroup/corral/"$(hash8 "lab-$i")" /sys/fs/cgroup/*/corral/"$(hash8 "lab-$i")"; do
+			[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+		done
 	done
 	lab_down
 }
