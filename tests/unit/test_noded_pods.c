@@ -344,5 +344,10 @@ int main(void)
 	    cmocka_unit_test(test_podstatus_phase__kubelet_rules),
 	    cmocka_unit_test(test_podstatus_qos_class),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	if (test_loop) { /* the real runtime's scratch folder */
+		testlib_rm_tree(test_bin);
+		loop_free(test_loop);
+	}
+	return failed;
 }

@@ -41,7 +41,6 @@ static inline const char *str(const struct ynode *n, const char *path)
 	return s;
 }
 
-#ifdef CORRAL_FS_STORE_H
 static inline int testlib__rm_entry(const char *path, const struct stat *st, int flag,
 				    struct FTW *ftw)
 {
@@ -50,6 +49,14 @@ static inline int testlib__rm_entry(const char *path, const struct stat *st, int
 	(void)ftw;
 	return remove(path);
 }
+
+/* Removes the folder dir and everything in it. */
+static inline void testlib_rm_tree(const char *dir)
+{
+	nftw(dir, testlib__rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+#ifdef CORRAL_FS_STORE_H
 
 /* Makes a fresh folder $TMPDIR/<prefix>-XXXXXX (/tmp without TMPDIR) into
  * dir (size bytes) and opens a store in it; -1 (said on stderr, nothing
@@ -64,7 +71,7 @@ static inline int testlib_store_temp(char *dir, size_t size, const char *prefix,
 	if (store_open(dir, s, &err) < 0) {
 		fprintf(stderr, "store_open: %s\n", err->msg);
 		error_free(err);
-		nftw(dir, testlib__rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+		testlib_rm_tree(dir);
 		return -1;
 	}
 	return 0;
@@ -74,7 +81,7 @@ static inline int testlib_store_temp(char *dir, size_t size, const char *prefix,
 static inline void testlib_store_remove(const char *dir, struct store *s)
 {
 	store_close(s);
-	nftw(dir, testlib__rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	testlib_rm_tree(dir);
 }
 
 /* A cmocka fixture of one temporary store: setup and teardown. */
