@@ -17,13 +17,7 @@
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/lab.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
-SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
-NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
-DNS=${CORRAL_DNS_BIN:-$BUILD/corral-dns}
-for b in "$CTRL" "$SCHED" "$NODED" "$DNS"; do
-	[ -x "$b" ] || { echo "not ok - no $b (run make)"; exit 1; }
-done
+need_daemons
 for t in nsenter python3 wget nft systemd-nspawn; do
 	command -v "$t" >/dev/null || { echo "not ok - $t is missing (scripts/deps.sh installs it)"; exit 1; }
 done

@@ -15,14 +15,8 @@
 # its pre-bound PV (claimRef) itself, as the binder would: it writes the
 # claim's spec.volumeName.
 . "$(dirname "$0")/../lib/lib.sh"
-CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
-SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
-NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
-DNS=${CORRAL_DNS_BIN:-$BUILD/corral-dns}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-for b in "$CTRL" "$SCHED" "$NODED" "$DNS"; do
-	[ -x "$b" ] || { echo "not ok - no $b (run make)"; exit 1; }
-done
+need_daemons
 for t in systemd-nspawn dig; do
 	command -v "$t" >/dev/null || { echo "not ok - $t is missing (scripts/deps.sh installs it)"; exit 1; }
 done

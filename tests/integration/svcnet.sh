@@ -8,13 +8,7 @@
 # (corral-dns behind the proxy, as their resolv.conf says).
 . "$(dirname "$0")/../lib/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
-SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
-NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
-DNS=${CORRAL_DNS_BIN:-$BUILD/corral-dns}
-for b in "$CTRL" "$SCHED" "$NODED" "$DNS"; do
-	[ -x "$b" ] || { echo "not ok - no $b (run make)"; exit 1; }
-done
+need_daemons
 NA=svctest-a NB=svctest-b
 PIDS=()
 NPIDS=()

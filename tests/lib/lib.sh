@@ -97,6 +97,19 @@ history_settle() {
 		{ fail "the history reaches a change written last (at $(history_rev), want $(obj_rev "$SETTLE"))"; return 1; }
 }
 
+# need_daemons: CTRL, SCHED, NODED and DNS, the binaries of a whole cluster
+# (CORRAL_<NAME>_BIN or the build's); a suite without one of them fails.
+need_daemons() {
+	CTRL=${CORRAL_CTRL_BIN:-$BUILD/corral-ctrl}
+	SCHED=${CORRAL_SCHED_BIN:-$BUILD/corral-sched}
+	NODED=${CORRAL_NODED_BIN:-$BUILD/corral-noded}
+	DNS=${CORRAL_DNS_BIN:-$BUILD/corral-dns}
+	local b
+	for b in "$CTRL" "$SCHED" "$NODED" "$DNS"; do
+		[ -x "$b" ] || { echo "not ok - no $b (run make)"; exit 1; }
+	done
+}
+
 # hash8 NAME: the FNV-1a hash corral-noded names a node's or a pod's
 # interfaces and cgroups with (crl<hash> bridges, crv<hash> veths).
 hash8() {
