@@ -59,6 +59,7 @@ struct store__req {
 	int result;
 	struct error *err;
 	bool done;
+	pthread_cond_t wake; /* its writer's: done, or its turn to lead */
 	struct store__req *next;
 };
 
@@ -70,7 +71,7 @@ struct store {
 	uint64_t rev;	/* last committed revision; under lock */
 
 	pthread_mutex_t lock;
-	pthread_cond_t done_cond;   /* a batch finished */
+	pthread_cond_t done_cond;   /* the leadership was given up */
 	pthread_cond_t outbox_cond; /* the outbox grew */
 	struct store__req *queue, **queue_tail;
 	struct store__req *unsynced; /* committed, its meta page not yet synced */
@@ -438,33 +439,30 @@ static bool store__commit_batch(struct store *s, struct store__req *batch, uint6
 	return committed;
 }
 
-/* The batch is over (under the lock): its writers may return. rc: the
- * sync that was to make it durable failed (LMDB's code), or 0. */
-static void store__batch_done(struct store *s, struct store__req *batch, int rc)
+/* The batch is over (under the lock): its writers may return, each woken
+ * alone (self is the caller's, awake). rc: the sync that was to make it
+ * durable failed (LMDB's code), or 0. */
+static void store__batch_done(struct store *s, struct store__req *batch, int rc,
+			      const struct store__req *self)
 {
-	for (struct store__req *q = batch; q; q = q->next) {
+	for (struct store__req *q = batch, *next; q; q = next) {
+		next = q->next; /* q is its writer's once done */
 		if (rc != 0 && q->result == 0) {
 			error_free(steal_pointer(&q->err));
 			q->result = store__commit_err(s, &q->err, rc, "sync");
 		}
 		q->done = true;
+		if (q != self)
+			pthread_cond_signal(&q->wake);
 	}
 }
 
-static int store__lmdb_apply(struct store *s, struct store_change *c, struct error **err)
+/* Commits what is queued, as long as the leader's own change is not
+ * durable (under the lock; s->committing set). Returns the batch that
+ * waits for a sync of its own, if any. */
+static struct store__req *store__lead(struct store *s, struct store__req *self)
 {
-	struct store__req req = {.c = c};
-	pthread_mutex_lock(&s->lock);
-	*s->queue_tail = &req;
-	s->queue_tail = &req.next;
-	while (!req.done) {
-		if (s->committing) {
-			pthread_cond_wait(&s->done_cond, &s->lock);
-			continue;
-		}
-		/* Lead: take everything queued so far into one transaction,
-		 * whose data sync makes the batch before it durable. */
-		s->committing = true;
+	for (;;) {
 		struct store__req *batch = s->queue, *prev = s->unsynced;
 		s->queue = NULL;
 		s->queue_tail = &s->queue;
@@ -475,27 +473,51 @@ static int store__lmdb_apply(struct store *s, struct store_change *c, struct err
 		int rc = prev && !committed ? mdb_env_sync(s->env, 1) : 0;
 		pthread_mutex_lock(&s->lock);
 		if (prev)
-			store__batch_done(s, prev, rc);
-		bool sync_own = false;
-		if (!committed)
-			store__batch_done(s, batch, 0);
-		else if (s->queue)
-			s->unsynced = batch; /* the next leader's commit syncs it */
-		else
-			sync_own = true;
+			store__batch_done(s, prev, rc, self);
+		if (!committed) {
+			store__batch_done(s, batch, 0, self);
+			return NULL;
+		}
+		if (!s->queue)
+			return batch; /* no one to sync it for us */
+		/* The next batch's commit syncs this one: ours, if our own
+		 * change is not durable yet; else the next leader's. */
+		s->unsynced = batch;
+		if (self->done)
+			return NULL;
+	}
+}
+
+static int store__lmdb_apply(struct store *s, struct store_change *c, struct error **err)
+{
+	struct store__req req = {.c = c, .wake = PTHREAD_COND_INITIALIZER};
+	pthread_mutex_lock(&s->lock);
+	*s->queue_tail = &req;
+	s->queue_tail = &req.next;
+	while (!req.done) {
+		if (s->committing || !s->queue) {
+			pthread_cond_wait(&req.wake, &s->lock);
+			continue;
+		}
+		/* Lead: take everything queued so far into one transaction,
+		 * whose data sync makes the batch before it durable. */
+		s->committing = true;
+		struct store__req *own = store__lead(s, &req);
 		s->committing = false;
+		/* The next batch may begin meanwhile: its first writer leads. */
+		if (s->queue)
+			pthread_cond_signal(&s->queue->wake);
 		pthread_cond_broadcast(&s->done_cond);
-		if (sync_own) {
-			/* No one to sync it for us: once more, outside the lock,
-			 * while the next batch may begin. */
+		if (own) {
+			/* Once more, outside the lock. */
 			pthread_mutex_unlock(&s->lock);
-			rc = mdb_env_sync(s->env, 1);
+			int rc = mdb_env_sync(s->env, 1);
 			pthread_mutex_lock(&s->lock);
-			store__batch_done(s, batch, rc);
-			pthread_cond_broadcast(&s->done_cond);
+			store__batch_done(s, own, rc, &req);
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
+	pthread_cond_destroy(&req.wake);
 	if (req.result < 0) {
 		if (err && !*err)
 			*err = req.err;
