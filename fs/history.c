@@ -49,6 +49,7 @@
 #define HISTORY_GATHER_MS	  50   /* least pause between commits under load */
 #define HISTORY_GATHER_SHARE	  10   /* a pause of 10 times what the commit took... */
 #define HISTORY_GATHER_MAX_MS	  500  /* ...up to this */
+#define HISTORY_QUIET_MS	  20   /* no change for this long: the pause ends */
 #define HISTORY_NICE		  10   /* the writer's nice value, and its repack's */
 
 struct history {
@@ -276,10 +277,14 @@ static void history__repack(struct history *h)
 		;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		log_warn("history: git repack failed");
-	git_odb *odb;
-	if (git_repository_odb(&odb, h->repo) == 0) {
-		git_odb_refresh(odb);
-		git_odb_free(odb);
+	/* A new object database over the packs there are now: libgit2 never
+	 * lets go of a pack it has loaded (its index stays mapped, its file
+	 * open), so the old one would keep every pack the repack removed,
+	 * one per commit (h->pack is empty between commits). */
+	struct error *err = NULL;
+	if (history__odb(h, &err) < 0) {
+		log_warn("%s", err->msg);
+		error_free(err);
 	}
 }
 
@@ -514,9 +519,15 @@ static void *history__run(void *arg)
 		 * 400 KiB tree), so the pause after one grows with what it
 		 * cost, and the writer spends at most a share of its time on
 		 * commits however fast the changes come. */
-		int64_t since = history__now_ms() - last_commit;
-		if (since < gap)
-			store_outbox_wait(h->store, UINT64_MAX - 1, (int)(gap - since));
+		for (int64_t since = history__now_ms() - last_commit; since < gap && !h->stop;
+		     since = history__now_ms() - last_commit) {
+			/* Not when the changes have stopped: then at once, so
+			 * that the history is not behind a burst for long. */
+			uint64_t before = store_revision(h->store);
+			store_outbox_wait(h->store, UINT64_MAX - 1, HISTORY_QUIET_MS);
+			if (store_revision(h->store) == before)
+				break;
+		}
 		if (store_outbox_read(h->store, from, HISTORY_BATCH, &e, &n, &err) < 0)
 			goto fail;
 		size_t take = n ? history__batch_len(e, n) : 0;
