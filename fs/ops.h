@@ -39,8 +39,10 @@
  * Threads: the session loop is single-threaded (on these virtual machines a
  * hand-over between threads costs more than serving a lookup or a read),
  * and every request that writes the store (a flush or fsync with something
- * to commit, rename, unlink, mkdir, rmdir, truncate) is handed to one of
- * FS_WORKERS workers, which reply themselves. So a slow fsync never stalls
+ * to commit, rename, unlink, mkdir, rmdir, a truncation by path) is handed
+ * to one of FS_WORKERS workers, which reply themselves; a truncation of a
+ * writer's buffer (open(O_TRUNC), ftruncate) is memory work, done in the
+ * loop. So a slow fsync never stalls
  * readers, and concurrent writers share one commit. */
 #ifndef CORRAL_FS_OPS_H
 #define CORRAL_FS_OPS_H
