@@ -177,6 +177,9 @@ int history_open(const char *gitdir, struct store *store, struct history **out, 
 	 * made: no existence checks of tree entries, no hashing on reads. */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	/* The ref a commit moves is synced (file and folder) before the
+	 * outbox entries it holds are trimmed: a power loss loses none. */
+	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
 	struct history *h = xcalloc(1, sizeof(*h));
 	pthread_mutex_init(&h->lock, NULL);
 	h->store = store;

@@ -323,6 +323,21 @@ static int histpack__file(const char *dir, const struct histpack__buf *data, cha
 		off += (size_t)w;
 	}
 	fchmod(fd, 0444);
+	/* On disk before its name is: the outbox is trimmed after HEAD moves. */
+	if (fdatasync(fd) < 0) {
+		int e = errno;
+		unlink(*tmp);
+		return error_set(err, e, "history: syncing %s: %s", *tmp, strerror(e));
+	}
+	return 0;
+}
+
+/* Makes the names placed in dir durable. */
+static int histpack__sync_dir(const char *dir, struct error **err)
+{
+	cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		return error_set(err, errno, "history: syncing %s: %s", dir, strerror(errno));
 	return 0;
 }
 
@@ -353,6 +368,8 @@ int histpack_write(struct histpack *p, struct error **err)
 		unlink(pack_tmp);
 		unlink(idx_tmp);
 	}
+	if (r == 0)
+		r = histpack__sync_dir(p->dir, err);
 	free(pack.p);
 	free(idx.p);
 	free(offsets);
