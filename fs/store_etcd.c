@@ -80,13 +80,15 @@
 #define ETCD__PROBE_TIMEOUT_MS 1000  /* one probe request */
 #define ETCD__OWN_WAIT_MS      12000 /* an event waiting for an answer */
 #define ETCD__BOX_MAX	       16384 /* outbox entries the watch keeps */
+#define ETCD__TROUBLE_MS       10000 /* writes look for a leader first */
 
 struct store_etcd {
 	const struct store_ops *ops; /* first: store_impl.h */
 	char **endpoints;	     /* "HOST:PORT" */
 	size_t nendpoints;
-	atomic_size_t current; /* the member tried first */
-	char writer[64];       /* this process's id (outbox, replica, probe keys) */
+	atomic_size_t current;	 /* the member tried first */
+	atomic_llong trouble_ms; /* a member was lost then (etcd__barrier) */
+	char writer[64];	 /* this process's id (outbox, replica, probe keys) */
 	atomic_uint_least64_t seq;
 	struct keylocks *keys;
 
@@ -383,10 +385,14 @@ static void etcd__note_seen(struct store_etcd *s, uint64_t seen)
 	etcd__note_rev(s, seen);
 }
 
+static int etcd__barrier(struct store_etcd *s, size_t *at);
+
 /* POSTs body to path on a member and parses the answer. A request that
  * could not connect goes to the next member; one that may have reached a
- * member goes to the next only when retry is set (reads). Errors: EIO,
- * the message naming the member and what failed. */
+ * member goes to the next only when retry is set (reads). A transaction
+ * sent while a member was lost less than ETCD__TROUBLE_MS ago goes to
+ * the member that etcd__barrier() finds. Errors: EIO, the message naming
+ * the member and what failed. */
 static int etcd__post_within(struct store_etcd *s, const char *path, json_t *body, bool retry,
 			     long timeout_ms, json_t **out, struct error **err)
 {
@@ -394,10 +400,14 @@ static int etcd__post_within(struct store_etcd *s, const char *path, json_t *bod
 	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	CURL *h = etcd__handle(s);
 	int r = -EIO;
-	size_t first = atomic_load(&s->current);
+	bool write = !retry && strcmp(path, "/v3/kv/txn") == 0;
+	size_t at = 0;
+	if (write && etcd__now_ms() - atomic_load(&s->trouble_ms) < ETCD__TROUBLE_MS &&
+	    etcd__barrier(s, &at) == 0)
+		atomic_store(&s->current, at);
+	size_t first = atomic_load(&s->current), idx = first, n = s->nendpoints;
 	char why[256] = "no member";
-	for (size_t i = 0; i < s->nendpoints; i++) {
-		size_t idx = (first + i) % s->nendpoints;
+	for (size_t i = 0; i < n; i++, idx = (idx + 1) % n) {
 		cleanup_free char *url = xasprintf("http://%s%s", s->endpoints[idx], path);
 		struct etcd__buf b = {0};
 		etcd__curl_setup(h, url, payload, hdrs, etcd__collect, &b);
@@ -409,6 +419,11 @@ static int etcd__post_within(struct store_etcd *s, const char *path, json_t *bod
 			snprintf(why, sizeof(why), "%s: %s", s->endpoints[idx],
 				 curl_easy_strerror(rc));
 			free(b.p);
+			if (rc == CURLE_COULDNT_CONNECT)
+				atomic_store(&s->trouble_ms, etcd__now_ms());
+			if (rc == CURLE_COULDNT_CONNECT && write && etcd__barrier(s, &at) == 0 &&
+			    at != idx)
+				idx = (at + n - 1) % n; /* the next try goes to at */
 			if (rc == CURLE_COULDNT_CONNECT || retry)
 				continue;
 			break;
@@ -464,6 +479,30 @@ static json_t *etcd__range_req(const char *key, const char *end)
 	if (end)
 		json_object_set_new(q, "range_end", etcd__b64_json(end));
 	return q;
+}
+
+/* After a member could not be reached (perhaps the leader, killed): a
+ * transaction sent on to a follower that has not noticed yet would be
+ * forwarded to the dead leader and lost, its outcome unknown until the
+ * request times out. A read, which may be repeated on every member,
+ * finds one that has a leader (a linearizable read needs one): the
+ * write goes there. *at: that member; -1 when none answers. */
+static int etcd__barrier(struct store_etcd *s, size_t *at)
+{
+	cleanup_free char *key = store_etcd_key(STORE_ETCD_LIVE, s->writer);
+	json_t *req = etcd__range_req(key, NULL);
+	json_object_set_new(req, "count_only", json_true());
+	json_t *resp = NULL;
+	struct error *err = NULL;
+	int r = etcd__post_within(s, "/v3/kv/range", req, true, ETCD__TIMEOUT_MS, &resp, &err);
+	json_decref(req);
+	if (r < 0) {
+		error_free(err);
+		return -1;
+	}
+	json_decref(resp);
+	*at = atomic_load(&s->current);
+	return 0;
 }
 
 static json_t *etcd__put_op(const char *key, const char *val, size_t len)
@@ -1505,6 +1544,7 @@ static void *etcd__watch_run(void *arg)
 			relist = true;
 			continue;
 		}
+		atomic_store(&s->trouble_ms, etcd__now_ms()); /* writes: etcd__barrier */
 		if (atomic_exchange(&s->watch_reset, false)) {
 			log_warn("etcd: the watch on %s is more than %d ms behind: watching "
 				 "the next member",
