@@ -3,10 +3,11 @@
  *   etcdbench mount DIR WRITERS SECONDS   ConfigMaps created through a
  *                                         mount's folder DIR, each write
  *                                         durable at close; prints writes/s
+ *                                         and the writes made
  *   etcdbench store ENDPOINTS WRITERS SECONDS
  *                                         the same objects put straight into
  *                                         etcd through corral-fs's own etcd
- *                                         client (store_apply); writes/s
+ *                                         client (store_apply); the same
  *   etcdbench latency ADIR BDIR COUNT     a write in ADIR (one mount) until
  *                                         inotify on BDIR (another mount)
  *                                         reports it: p50 and p99 in ms from
@@ -126,7 +127,7 @@ static int run(void *(*fn)(void *), const char *dir, struct store *s, int writer
 		failed += jobs[i].failed;
 	}
 	double took = now_s() - start;
-	printf("%.1f\n", (double)done / took);
+	printf("%.1f %ld\n", (double)done / took, done);
 	if (failed)
 		fprintf(stderr, "etcdbench: %ld writes failed\n", failed);
 	return done > 0 ? 0 : 1;

@@ -696,6 +696,7 @@ static int fs__commit_change(struct fs *fs, uint64_t ino, void *data)
 		return ENOENT;
 	}
 	fs__target_of(n->parent, n->name, &t);
+	t.w.expect_absent = n->pending;
 	FS_UNLOCK(fs);
 
 	cleanup_free char *author = fs__author(req, fs);

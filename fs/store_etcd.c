@@ -79,13 +79,16 @@
 #define ETCD__RESPONSE_MAX     (256 << 20)
 #define ETCD__PROBE_TIMEOUT_MS 1000  /* one probe request */
 #define ETCD__OWN_WAIT_MS      12000 /* an event waiting for an answer */
+#define ETCD__BOX_MAX	       16384 /* outbox entries the watch keeps */
+#define ETCD__TROUBLE_MS       10000 /* writes look for a leader first */
 
 struct store_etcd {
 	const struct store_ops *ops; /* first: store_impl.h */
 	char **endpoints;	     /* "HOST:PORT" */
 	size_t nendpoints;
-	atomic_size_t current; /* the member tried first */
-	char writer[64];       /* this process's id (outbox, replica, probe keys) */
+	atomic_size_t current;	 /* the member tried first */
+	atomic_llong trouble_ms; /* a member was lost then (etcd__barrier) */
+	char writer[64];	 /* this process's id (outbox, replica, probe keys) */
 	atomic_uint_least64_t seq;
 	struct keylocks *keys;
 
@@ -105,6 +108,16 @@ struct store_etcd {
 	store_watch_fn fn;
 	void *fn_data;
 	uint64_t seen; /* every other writer's change up to here is delivered */
+
+	/* The outbox as the watch saw it go by (under lock): every entry
+	 * after box_from up to seen, oldest first; the history reads it here
+	 * instead of ranging over the outbox's keys in etcd (see
+	 * etcd__outbox_read). */
+	struct store_outbox_entry *box;
+	size_t nbox, box_cap;
+	uint64_t box_from;
+	uint64_t box_read; /* seen, when the history last read the box */
+	bool box_used;	   /* the history's last read was the box's */
 
 	/* Own changes (under lock): the write transactions not answered
 	 * yet, by ticket, and the revisions of those committed that the
@@ -359,8 +372,10 @@ static void etcd__note_rev(struct store_etcd *s, uint64_t rev)
 static void etcd__note_seen(struct store_etcd *s, uint64_t seen)
 {
 	pthread_mutex_lock(&s->lock);
-	if (seen > s->seen)
+	if (seen > s->seen) {
 		s->seen = seen;
+		pthread_cond_broadcast(&s->rev_cond); /* the box grew (outbox_wait) */
+	}
 	if (s->probe_rev && s->seen >= s->probe_rev) {
 		if (s->probe_ms > s->fresh_ms)
 			s->fresh_ms = s->probe_ms;
@@ -370,10 +385,14 @@ static void etcd__note_seen(struct store_etcd *s, uint64_t seen)
 	etcd__note_rev(s, seen);
 }
 
+static int etcd__barrier(struct store_etcd *s, size_t *at);
+
 /* POSTs body to path on a member and parses the answer. A request that
  * could not connect goes to the next member; one that may have reached a
- * member goes to the next only when retry is set (reads). Errors: EIO,
- * the message naming the member and what failed. */
+ * member goes to the next only when retry is set (reads). A transaction
+ * sent while a member was lost less than ETCD__TROUBLE_MS ago goes to
+ * the member that etcd__barrier() finds. Errors: EIO, the message naming
+ * the member and what failed. */
 static int etcd__post_within(struct store_etcd *s, const char *path, json_t *body, bool retry,
 			     long timeout_ms, json_t **out, struct error **err)
 {
@@ -381,10 +400,14 @@ static int etcd__post_within(struct store_etcd *s, const char *path, json_t *bod
 	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	CURL *h = etcd__handle(s);
 	int r = -EIO;
-	size_t first = atomic_load(&s->current);
+	bool write = !retry && strcmp(path, "/v3/kv/txn") == 0;
+	size_t at = 0;
+	if (write && etcd__now_ms() - atomic_load(&s->trouble_ms) < ETCD__TROUBLE_MS &&
+	    etcd__barrier(s, &at) == 0)
+		atomic_store(&s->current, at);
+	size_t first = atomic_load(&s->current), idx = first, n = s->nendpoints;
 	char why[256] = "no member";
-	for (size_t i = 0; i < s->nendpoints; i++) {
-		size_t idx = (first + i) % s->nendpoints;
+	for (size_t i = 0; i < n; i++, idx = (idx + 1) % n) {
 		cleanup_free char *url = xasprintf("http://%s%s", s->endpoints[idx], path);
 		struct etcd__buf b = {0};
 		etcd__curl_setup(h, url, payload, hdrs, etcd__collect, &b);
@@ -396,6 +419,11 @@ static int etcd__post_within(struct store_etcd *s, const char *path, json_t *bod
 			snprintf(why, sizeof(why), "%s: %s", s->endpoints[idx],
 				 curl_easy_strerror(rc));
 			free(b.p);
+			if (rc == CURLE_COULDNT_CONNECT)
+				atomic_store(&s->trouble_ms, etcd__now_ms());
+			if (rc == CURLE_COULDNT_CONNECT && write && etcd__barrier(s, &at) == 0 &&
+			    at != idx)
+				idx = (at + n - 1) % n; /* the next try goes to at */
 			if (rc == CURLE_COULDNT_CONNECT || retry)
 				continue;
 			break;
@@ -451,6 +479,30 @@ static json_t *etcd__range_req(const char *key, const char *end)
 	if (end)
 		json_object_set_new(q, "range_end", etcd__b64_json(end));
 	return q;
+}
+
+/* After a member could not be reached (perhaps the leader, killed): a
+ * transaction sent on to a follower that has not noticed yet would be
+ * forwarded to the dead leader and lost, its outcome unknown until the
+ * request times out. A read, which may be repeated on every member,
+ * finds one that has a leader (a linearizable read needs one): the
+ * write goes there. *at: that member; -1 when none answers. */
+static int etcd__barrier(struct store_etcd *s, size_t *at)
+{
+	cleanup_free char *key = store_etcd_key(STORE_ETCD_LIVE, s->writer);
+	json_t *req = etcd__range_req(key, NULL);
+	json_object_set_new(req, "count_only", json_true());
+	json_t *resp = NULL;
+	struct error *err = NULL;
+	int r = etcd__post_within(s, "/v3/kv/range", req, true, ETCD__TIMEOUT_MS, &resp, &err);
+	json_decref(req);
+	if (r < 0) {
+		error_free(err);
+		return -1;
+	}
+	json_decref(resp);
+	*at = atomic_load(&s->current);
+	return 0;
 }
 
 static json_t *etcd__put_op(const char *key, const char *val, size_t len)
@@ -930,6 +982,85 @@ static bool etcd__is_empty(struct store *ss)
 	return empty;
 }
 
+/* The outbox entry of kv (an h/ key's), into x: whether it is one. */
+static bool etcd__outbox_entry(const json_t *kv, struct store_outbox_entry *x)
+{
+	size_t len;
+	cleanup_free char *v = etcd__bytes(kv, "value", &len);
+	json_t *o = json_loadb(v, len, 0, NULL);
+	const char *path = json_string_value(json_object_get(o, "path"));
+	if (path) {
+		const char *yaml = json_string_value(json_object_get(o, "yaml"));
+		const char *author = json_string_value(json_object_get(o, "author"));
+		const char *msg = json_string_value(json_object_get(o, "message"));
+		x->rv = etcd__u64(kv, "mod_revision");
+		x->path = xstrdup(path);
+		x->author = xstrdup(author ? author : "corral <corral@localhost>");
+		x->message = xstrdup(msg ? msg : "");
+		x->when_ns = (int64_t)etcd__u64(o, "when");
+		x->yaml = yaml ? xstrdup(yaml) : NULL;
+	}
+	json_decref(o);
+	return path != NULL;
+}
+
+static void etcd__outbox_copy(struct store_outbox_entry *to, const struct store_outbox_entry *e)
+{
+	*to = (struct store_outbox_entry){.rv = e->rv,
+					  .path = xstrdup(e->path),
+					  .yaml = e->yaml ? xstrdup(e->yaml) : NULL,
+					  .message = xstrdup(e->message),
+					  .author = xstrdup(e->author),
+					  .when_ns = e->when_ns};
+}
+
+/* Forgets the box's first n entries: the box now begins after the last
+ * of them. lock held. */
+static void etcd__box_drop(struct store_etcd *s, size_t n)
+{
+	if (n == 0)
+		return;
+	if (s->box[n - 1].rv > s->box_from)
+		s->box_from = s->box[n - 1].rv;
+	for (size_t i = 0; i < n; i++) {
+		free(s->box[i].path);
+		free(s->box[i].yaml);
+		free(s->box[i].message);
+		free(s->box[i].author);
+	}
+	memmove(s->box, s->box + n, (s->nbox - n) * sizeof(*s->box));
+	s->nbox -= n;
+}
+
+/* The entries of the box after after_rv (at most max), when the box has
+ * every one of them: whether it had. lock held. */
+static bool etcd__box_read(struct store_etcd *s, uint64_t after_rv, size_t max,
+			   struct store_outbox_entry **out, size_t *n)
+{
+	s->box_used = false;
+	if (!s->watching || after_rv < s->box_from)
+		return false;
+	/* The one reader (the history) asks from where its HEAD is: what it
+	 * has passed is not asked for again. */
+	size_t had = 0;
+	while (had < s->nbox && s->box[had].rv <= after_rv)
+		had++;
+	etcd__box_drop(s, had);
+	s->box_from = after_rv;
+	size_t cnt = s->nbox < max ? s->nbox : max;
+	*out = xcalloc(cnt + 1, sizeof(**out));
+	for (size_t i = 0; i < cnt; i++)
+		etcd__outbox_copy(&(*out)[i], &s->box[i]);
+	*n = cnt;
+	s->box_read = s->seen;
+	s->box_used = true;
+	return true;
+}
+
+/* The history's reads come from the box, which the watch fills, as long
+ * as it holds everything after after_rv; from etcd otherwise (before the
+ * watch, after a compaction, or a history far behind). A range over the
+ * outbox makes etcd read all of its keys, however few come back. */
 static int etcd__outbox_read(struct store *ss, uint64_t after_rv, size_t max,
 			     struct store_outbox_entry **out, size_t *n, struct error **err)
 {
@@ -937,6 +1068,11 @@ static int etcd__outbox_read(struct store *ss, uint64_t after_rv, size_t max,
 	*out = NULL;
 	*n = 0;
 	if (after_rv == UINT64_MAX)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	bool boxed = etcd__box_read(s, after_rv, max, out, n);
+	pthread_mutex_unlock(&s->lock);
+	if (boxed)
 		return 0;
 	cleanup_free char *prefix = store_etcd_key(STORE_ETCD_OUTBOX, NULL);
 	cleanup_free char *end = store_etcd_range_end(prefix);
@@ -955,23 +1091,8 @@ static int etcd__outbox_read(struct store *ss, uint64_t after_rv, size_t max,
 	json_t *kv;
 	json_array_foreach(kvs, i, kv)
 	{
-		size_t len;
-		cleanup_free char *v = etcd__bytes(kv, "value", &len);
-		json_t *o = json_loadb(v, len, 0, NULL);
-		const char *path = json_string_value(json_object_get(o, "path"));
-		if (path && cnt < max) {
-			struct store_outbox_entry *x = &e[cnt++];
-			const char *yaml = json_string_value(json_object_get(o, "yaml"));
-			const char *author = json_string_value(json_object_get(o, "author"));
-			const char *msg = json_string_value(json_object_get(o, "message"));
-			x->rv = etcd__u64(kv, "mod_revision");
-			x->path = xstrdup(path);
-			x->author = xstrdup(author ? author : "corral <corral@localhost>");
-			x->message = xstrdup(msg ? msg : "");
-			x->when_ns = (int64_t)etcd__u64(o, "when");
-			x->yaml = yaml ? xstrdup(yaml) : NULL;
-		}
-		json_decref(o);
+		if (cnt < max && etcd__outbox_entry(kv, &e[cnt]))
+			cnt++;
 	}
 	json_decref(resp);
 	*out = e;
@@ -1168,9 +1289,20 @@ static void etcd__outbox_wait(struct store *ss, uint64_t after_rv, int timeout_m
 	struct store_etcd *s = etcd__of(ss);
 	struct timespec ts = util_deadline(CLOCK_REALTIME, (uint64_t)timeout_ms);
 	pthread_mutex_lock(&s->lock);
-	while (s->rev <= after_rv && !s->kicked)
-		if (pthread_cond_timedwait(&s->rev_cond, &s->lock, &ts) == ETIMEDOUT)
+	for (;;) {
+		/* after_rv is the revision the history saw before its read;
+		 * read from the box, the read had what the watch had then,
+		 * and what comes next comes through the watch. */
+		uint64_t bar = after_rv, at = s->rev;
+		if (s->box_used) {
+			at = s->seen;
+			if (after_rv < UINT64_MAX - 1 && s->box_read < bar)
+				bar = s->box_read;
+		}
+		if (at > bar || s->kicked ||
+		    pthread_cond_timedwait(&s->rev_cond, &s->lock, &ts) == ETIMEDOUT)
 			break;
+	}
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -1197,6 +1329,33 @@ static bool etcd__object_key(const char *k)
 {
 	size_t plen = strlen(STORE_ETCD_PREFIX "o/");
 	return strncmp(k, STORE_ETCD_PREFIX "o/", plen) == 0 && k[plen];
+}
+
+/* The outbox entries among one revision's events go into the box, this
+ * process's too. */
+static void etcd__box_add(struct store_etcd *s, json_t *events, size_t from, size_t to)
+{
+	static const char hprefix[] = STORE_ETCD_PREFIX "h/";
+	for (size_t i = from; i < to; i++) {
+		json_t *ev = json_array_get(events, i);
+		json_t *kv = json_object_get(ev, "kv");
+		const char *type = json_string_value(json_object_get(ev, "type"));
+		if (type && strcmp(type, "DELETE") == 0)
+			continue;
+		cleanup_free char *k = etcd__bytes(kv, "key", NULL);
+		struct store_outbox_entry x = {0};
+		if (strncmp(k, hprefix, sizeof(hprefix) - 1) != 0 || !etcd__outbox_entry(kv, &x))
+			continue;
+		pthread_mutex_lock(&s->lock);
+		if (s->nbox == ETCD__BOX_MAX)
+			etcd__box_drop(s, ETCD__BOX_MAX / 2); /* a history far behind reads etcd */
+		if (s->nbox == s->box_cap) {
+			s->box_cap = s->box_cap ? s->box_cap * 2 : 64;
+			s->box = xrealloc(s->box, s->box_cap * sizeof(*s->box));
+		}
+		s->box[s->nbox++] = x;
+		pthread_mutex_unlock(&s->lock);
+	}
 }
 
 /* One revision's events (events[from, to), of revision rev): delivered
@@ -1258,6 +1417,7 @@ static void etcd__watch_message(struct etcd__stream *st, json_t *msg)
 		while (j < n && etcd__u64(json_object_get(json_array_get(events, j), "kv"),
 					  "mod_revision") == rev)
 			j++;
+		etcd__box_add(s, events, i, j);
 		etcd__deliver(s, events, i, j, rev);
 		seen = rev;
 		i = j;
@@ -1322,6 +1482,12 @@ static int etcd__relist(struct store_etcd *s, struct error **err)
 	if (r < 0)
 		return r;
 	s->fn(s->fn_data, NULL, NULL, at);
+	/* The box missed what was compacted away: it begins again here. */
+	pthread_mutex_lock(&s->lock);
+	etcd__box_drop(s, s->nbox);
+	if (at > s->box_from)
+		s->box_from = at;
+	pthread_mutex_unlock(&s->lock);
 	etcd__note_seen(s, at);
 	return 0;
 }
@@ -1378,6 +1544,7 @@ static void *etcd__watch_run(void *arg)
 			relist = true;
 			continue;
 		}
+		atomic_store(&s->trouble_ms, etcd__now_ms()); /* writes: etcd__barrier */
 		if (atomic_exchange(&s->watch_reset, false)) {
 			log_warn("etcd: the watch on %s is more than %d ms behind: watching "
 				 "the next member",
@@ -1563,6 +1730,7 @@ static int etcd__watch(struct store *ss, store_watch_fn fn, void *data, struct e
 	/* What the tree holds was listed just now (store_foreach()). */
 	pthread_mutex_lock(&s->lock);
 	s->fresh_ms = etcd__now_ms();
+	s->box_from = s->seen; /* the watch begins after it */
 	pthread_mutex_unlock(&s->lock);
 	int rc = pthread_create(&s->watch_thread, NULL, etcd__watch_run, s);
 	if (rc != 0)
@@ -1611,6 +1779,8 @@ static void etcd__close(struct store *ss)
 	keylocks_free(s->keys);
 	free(s->inflight);
 	free(s->own);
+	etcd__box_drop(s, s->nbox);
+	free(s->box);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->rev_cond);
 	pthread_cond_destroy(&s->txn_cond);

@@ -36,7 +36,11 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 	for (int attempt = 0;; attempt++) {
 		struct store_record old = {0};
 		struct error *gerr = NULL;
-		int r = store_get(s, t->key, &old, &gerr);
+		/* A new file's first attempt saves a round trip to a remote
+		 * store: a write is then one transaction. */
+		int r = attempt == 0 && t->expect_absent && !t->create_only
+			    ? -ENOENT
+			    : store_get(s, t->key, &old, &gerr);
 		if (r < 0 && r != -ENOENT) {
 			*err = gerr;
 			return r;

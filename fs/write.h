@@ -26,10 +26,14 @@
 /* Where a write goes. */
 struct write_target {
 	const struct kind_info *kind;
-	const char *ns;	  /* NULL: cluster-scoped */
-	const char *name; /* from the file name */
-	const char *key;  /* the store key: "namespaces/dev/pods/web" */
-	bool create_only; /* a stored object is not replaced: EEXIST */
+	const char *ns;	    /* NULL: cluster-scoped */
+	const char *name;   /* from the file name */
+	const char *key;    /* the store key: "namespaces/dev/pods/web" */
+	bool create_only;   /* a stored object is not replaced: EEXIST */
+	bool expect_absent; /* the caller's tree holds no such object (a new
+			       file): the first attempt builds on that
+			       without reading the store, whose compare
+			       refuses a wrong guess (then it reads) */
 };
 
 /* What was stored. */

@@ -8,11 +8,14 @@
 # namespace and a Deployment made on host 1 seen by inotify on the others
 # at the same resourceVersion; the same history on every host; two hosts
 # writing one object over one resourceVersion: exactly one wins; the log
-# of a pod on host 3 read on host 1; then host 3 killed (every process,
-# its etcd member and its pods included) during writes from hosts 1 and 2:
-# nothing acknowledged lost, writes go on within etcd's election, its pods
-# replaced on hosts 1 and 2. Last, `corral up --etcd-local` on a fourth
-# host alone, and `corral down` stopping its etcd.
+# of a pod on host 1 read on host 3; then host 1, which holds every lead
+# (corral-ctrl's and corral-sched's Leases, the history's trimmer), killed
+# (every process, its etcd member and its pods included) during writes
+# from hosts 2 and 3: nothing acknowledged lost, writes go on within etcd's
+# election, the survivors take the Leases and the trimmer over, the
+# history goes on, its pods replaced on hosts 2 and 3. Last, `corral up
+# --etcd-local` on a fourth host alone, and `corral down` stopping its
+# etcd.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/lab.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -188,7 +191,8 @@ check "the StorageClass of the first run is written once, by host 1" test "$(sc_
 # leads NAME: which hosts' NAME logs say they lead its Lease (one line each)
 leads() { grep -l "now leads kube-system/$1\$" "$T"/lab/h[123]/state/log/"$1".log 2>/dev/null | wc -l; }
 waiting() { grep -l "kube-system/$1 is held by" "$T"/lab/h[123]/state/log/"$1".log 2>/dev/null | wc -l; }
-lease_holder() { on 1 sed -n 's/^  holderIdentity: //p' "$LM/namespaces/kube-system/leases/$1.yaml" | tr -d "'\""; }
+R=1 # the host that reads (host 1 until it is killed)
+lease_holder() { on "$R" sed -n 's/^  holderIdentity: //p' "$LM/namespaces/kube-system/leases/$1.yaml" | tr -d "'\""; }
 one_leader() { [ "$(leads "$1")" = 1 ] && [ "$(waiting "$1")" = 2 ]; }
 held_by_host1() { case $(lease_holder "$1") in lab-1_*) return 0 ;; esac; return 1; }
 for d in corral-ctrl corral-sched; do
@@ -304,14 +308,14 @@ check "each of dev's files has as many commits on every host ($c1)" sh -c \
 # the race's three winners, one commit each after the create
 check "the raced object's history holds its create and the three winners" test "$(echo "$c1" | awk '{ print $4 }')" = 4
 
-# ---- pods on host 3, their logs on host 1 ------------------------------------------------
-# Hosts 1 and 2 cordoned while far's pods are placed: both land on host 3.
-for n in lab-1 lab-2; do on 1 "$CORRAL" cordon "$n" --mount "$LM" >/dev/null || fail "cordon $n"; done
+# ---- pods on host 1, their logs on host 3 ------------------------------------------------
+# Hosts 2 and 3 cordoned while far's pods are placed: both land on host 1.
+for n in lab-2 lab-3; do on 1 "$CORRAL" cordon "$n" --mount "$LM" >/dev/null || fail "cordon $n"; done
 deployment far 2 "far says hello" >"$T/far.yaml"
 on 1 cp "$T/far.yaml" "$NS/deployments/far.yaml" || fail "host 1 writes deployments/far.yaml"
 # far_pods_on NODE...: far's pods that run on one of NODE..., one a line
 far_pods_on() {
-	on 1 sh -c 'cd "$1" && shift && for f in far-*.yaml; do
+	on "$R" sh -c 'cd "$1" && shift && for f in far-*.yaml; do
 		[ -f "$f" ] || continue
 		grep -q "^  deletionTimestamp:" "$f" && continue
 		grep -q "^  phase: Running" "$f" || continue
@@ -320,14 +324,25 @@ far_pods_on() {
 	done' sh "$NS/pods" "$@"
 }
 two_far_on() { [ "$(far_pods_on "$@" | wc -l)" = 2 ]; }
-check "far's two pods run on host 3's node" wait_for 40 two_far_on lab-3
-for n in lab-1 lab-2; do on 1 "$CORRAL" uncordon "$n" --mount "$LM" >/dev/null || fail "uncordon $n"; done
-FARPOD=$(far_pods_on lab-3 | head -1)
-far_log() { on 1 cat "$NS/logs/$FARPOD/app.log" 2>/dev/null | grep -q 'far says hello'; }
-check "host 1 reads the log of $FARPOD, running on host 3, through its mount" wait_for 15 far_log
-refute "which is not on host 1's disk" sh -c "ls '$T/lab/h1/logs' | grep -q '_${FARPOD}_'"
+check "far's two pods run on host 1's node" wait_for 40 two_far_on lab-1
+for n in lab-2 lab-3; do on 1 "$CORRAL" uncordon "$n" --mount "$LM" >/dev/null || fail "uncordon $n"; done
+FARPOD=$(far_pods_on lab-1 | head -1)
+far_log() { on 3 cat "$NS/logs/$FARPOD/app.log" 2>/dev/null | grep -q 'far says hello'; }
+check "host 3 reads the log of $FARPOD, running on host 1, through its mount" wait_for 15 far_log
+refute "which is not on host 3's disk" sh -c "ls '$T/lab/h3/logs' | grep -q '_${FARPOD}_'"
 
-# ---- host 3 killed during writes from hosts 1 and 2 -----------------------------------------
+# ---- host 1, the leader of everything, killed during writes from hosts 2 and 3 ------------
+# etcd_on I JSON: a range request (JSON) to host I's member, its answer
+etcd_on() { on "$1" curl -sf -m 2 -X POST "http://$(lab_ip "$1"):2379/v3/kv/range" -d "$2"; }
+b64() { printf %s "$1" | base64 -w0; }
+# trimmer_on I: which host's history trims the outbox (its writer id is
+# HOSTNAME-PID-...), as host I's member says
+trimmer_on() { etcd_on "$1" "{\"key\": \"$(b64 /corral/history-trimmer)\"}" | jq -r '.kvs[0].value // empty' | base64 -d | cut -d- -f1-2; }
+trimmer_is() { [ "$(trimmer_on "$1")" = "$2" ]; }
+check "host 1's history is the outbox's trimmer" trimmer_is 2 lab-1
+for d in corral-ctrl corral-sched; do
+	check "$d: its Lease is still held by host 1's" held_by_host1 $d
+done
 # Each writer acknowledges a name (cp's close returned 0) with the time its
 # write began and ended, in ns; a refused write (EIO) is not acknowledged.
 writer() { # HOST
@@ -338,20 +353,21 @@ writer() { # HOST
 	done' sh "$1" "$NS" "$T" &
 	BPIDS+=($!)
 }
-: >"$T/ack1"
 : >"$T/ack2"
-writer 1
+: >"$T/ack3"
 writer 2
-acks() { [ "$(wc -l <"$T/ack1")" -ge "$1" ] && [ "$(wc -l <"$T/ack2")" -ge "$1" ]; }
-wait_for 10 acks 10 || fail "hosts 1 and 2 write before the kill"
+writer 3
+acks() { [ "$(wc -l <"$T/ack2")" -ge "$1" ] && [ "$(wc -l <"$T/ack3")" -ge "$1" ]; }
+wait_for 10 acks 10 || fail "hosts 2 and 3 write before the kill"
 KILL=$(date +%s%N)
-lab_kill_host 3
+lab_kill_host 1
 killed=$(date +%s%N)
-refute "host 3's etcd member is gone" lab_etcd_healthy 3
-check "nothing of host 3 runs: its processes and pods all killed" test -z "$(lab_pids 3)"
+R=2
+refute "host 1's etcd member is gone" lab_etcd_healthy 1
+check "nothing of host 1 runs: its processes and pods all killed" test -z "$(lab_pids 1)"
 # after_kill N: each writer has N writes begun after the kill acknowledged
-after_kill() { local f; for f in "$T/ack1" "$T/ack2"; do [ "$(awk -v k="$killed" '$2 > k' "$f" | wc -l)" -ge "$1" ] || return 1; done; }
-check "hosts 1 and 2 go on writing" wait_for 20 after_kill 10
+after_kill() { local f; for f in "$T/ack2" "$T/ack3"; do [ "$(awk -v k="$killed" '$2 > k' "$f" | wc -l)" -ge "$1" ] || return 1; done; }
+check "hosts 2 and 3 go on writing" wait_for 20 after_kill 10
 touch "$T/stop"
 for p in "${BPIDS[@]}"; do wait "$p" 2>/dev/null; done
 BPIDS=()
@@ -360,21 +376,40 @@ BPIDS=()
 # member (cut at 5 s by corral-fs) at most.
 gap() { awk -v k="$KILL" '$3 > k { print $3 }' "$1" | sort -n | awk -v k="$KILL" '
 	BEGIN { last = k } { if ($1 - last > g) g = $1 - last; last = $1 } END { printf "%d\n", g / 1000000 }'; }
-g1=$(gap "$T/ack1") g2=$(gap "$T/ack2")
-check "writes go on within etcd's election: longest pause ${g1} ms on host 1, ${g2} ms on host 2" \
-	test "$g1" -le 3000 -a "$g2" -le 3000
+g2=$(gap "$T/ack2") g3=$(gap "$T/ack3")
+check "writes go on within etcd's election: longest pause ${g2} ms on host 2, ${g3} ms on host 3" \
+	test "$g2" -le 3000 -a "$g3" -le 3000
 # every name acknowledged reads back on both survivors
 all_acked_on() {
 	on "$1" sh -c 'cd "$1/configmaps" && while read -r n _; do grep -q "^kind:" "$n.yaml" || { echo "$n" >&2; exit 1; }; done' sh "$NS" <"$2"
 }
-n1=$(wc -l <"$T/ack1") n2=$(wc -l <"$T/ack2")
-acked_on() { all_acked_on "$1" "$T/ack1" && all_acked_on "$1" "$T/ack2"; }
-for h in 1 2; do
-	check "host $h reads all $((n1 + n2)) acknowledged writes (0 lost)" wait_for 10 acked_on $h
+n2=$(wc -l <"$T/ack2") n3=$(wc -l <"$T/ack3")
+acked_on() { all_acked_on "$1" "$T/ack2" && all_acked_on "$1" "$T/ack3"; }
+for h in 2 3; do
+	check "host $h reads all $((n2 + n3)) acknowledged writes (0 lost)" wait_for 10 acked_on $h
 done
-# ready_status: the status of node lab-3's Ready condition, read on host 1
+# The leads go to the survivors: the Leases once host 1's expire (6 s),
+# the trimmer once its etcd lease does (10 s).
+held_by_survivor() { case $(lease_holder "$1") in lab-2_* | lab-3_*) return 0 ;; esac; return 1; }
+for d in corral-ctrl corral-sched; do
+	check "$d: a survivor takes its Lease over" wait_for 30 held_by_survivor $d
+	echo "# $d's Lease: held by $(lease_holder $d)"
+done
+trimmer_survives() { trimmer_is 2 lab-2 || trimmer_is 2 lab-3; }
+check "a survivor's history takes the outbox's trimming over" wait_for 30 trimmer_survives
+# The history goes on: a change after the kill in both survivors' git log,
+# and the outbox trimmed up to it (the dead replica no longer holds it).
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: after}\ndata: {m: "%s"}\n' "$(date +%s%N)" >"$T/after.yaml"
+on 2 cp "$T/after.yaml" "$NS/configmaps/after.yaml" || fail "host 2 writes configmaps/after.yaml"
+AR=$(rev_on 2 "$NS/configmaps/after.yaml")
+history_after() { local i r; for i in 2 3; do r=$(head_rev $i); [ -n "$r" ] && [ "$r" -ge "$AR" ] || return 1; done; }
+check "a change made after the kill reaches the history of hosts 2 and 3" wait_for 20 history_after
+outbox_upto() { etcd_on 2 "{\"key\": \"$(b64 /corral/h/)\", \"range_end\": \"$(b64 /corral/h0)\", \"keys_only\": true, \"max_mod_revision\": $1}" | jq '(.kvs // []) | length'; }
+trimmed() { [ "$(outbox_upto "$AR")" = 0 ]; }
+check "and the outbox is trimmed up to it" wait_for 30 trimmed
+# ready_status NODE: the status of NODE's Ready condition, read on host $R
 ready_status() {
-	on 1 cat "$LM/nodes/lab-3.yaml" | sed -n '/^status:/,$p' | awk '
+	on "$R" cat "$LM/nodes/$1.yaml" | sed -n '/^status:/,$p' | awk '
 		/^  [a-zA-Z]/ { inc = ($0 ~ /^  conditions:/); next }
 		inc && /^  - / { if (ty == "Ready") { print st; found = 1; exit } ty = ""; st = "" }
 		inc { l = $0; sub(/^  [- ] /, "", l); gsub(/\047/, "", l)
@@ -382,10 +417,10 @@ ready_status() {
 			if (l ~ /^ *status: /) { sub(/^ *status: /, "", l); st = l } }
 		END { if (!found && ty == "Ready") print st }'
 }
-node_unknown() { [ "$(ready_status)" = Unknown ]; }
-check "node lab-3 turns Unknown after the grace period" wait_for 20 node_unknown
-check "far's pods are replaced on hosts 1 and 2" wait_for 60 two_far_on lab-1 lab-2
-check "no far pod is left on lab-3" test -z "$(far_pods_on lab-3)"
+node_unknown() { [ "$(ready_status lab-1)" = Unknown ]; }
+check "node lab-1 turns Unknown after the grace period (the new corral-ctrl's)" wait_for 20 node_unknown
+check "far's pods are replaced on hosts 2 and 3" wait_for 60 two_far_on lab-2 lab-3
+check "no far pod is left on lab-1" test -z "$(far_pods_on lab-1)"
 
 # ---- --etcd-local, on host 4 alone -----------------------------------------------------------
 UP+=(4)

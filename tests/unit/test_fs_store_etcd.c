@@ -591,6 +591,55 @@ static void test_store_etcd_live__a_watch_sees_others_changes_not_its_own(void *
 	store_close(a);
 }
 
+/* A watching store's history reads the outbox entries its watch brought,
+ * its own and another's, without ranging over the outbox in etcd: they
+ * are read even once the keys are gone from etcd behind its back. */
+static void test_store_etcd_live__a_watching_store_reads_the_outbox_from_its_watch(void **state)
+{
+	(void)state;
+	struct store *a = open_store(), *b = open_store();
+	struct seen w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	assert_int_equal(store_foreach(b, false, count_one, &(int){0}, NULL), 0);
+	assert_int_equal(store_watch(b, seen_fn, &w, NULL), 0);
+	uint64_t base = store_revision(b), rv1 = 0, rv2 = 0;
+	assert_int_equal(apply(a, "namespaces/box/configmaps/x", config_map("x", "1"), 0,
+			       "namespaces/box/configmaps/x.yaml", &rv1),
+			 0);
+	assert_int_equal(apply(b, "namespaces/box/configmaps/y", config_map("y", "1"), 0,
+			       "namespaces/box/configmaps/y.yaml", &rv2),
+			 0);
+	/* Both in b's watch (a's is reported, so b's, after it, went by). */
+	assert_true(seen_wait(&w, 1));
+	cleanup_free char *cmd =
+	    xasprintf("curl -sf -m 5 -X POST http://%s/v3/kv/deleterange -d "
+		      "'{\"key\": \"L2NvcnJhbC9oLw==\", \"range_end\": \"L2NvcnJhbC9oMA==\"}' "
+		      ">/dev/null",
+		      etcd_member.url);
+	assert_int_equal(system(cmd), 0);
+	struct store_outbox_entry *e = NULL;
+	size_t n = 0;
+	for (int i = 0; i < 100 && n < 2; i++) { /* until the watch has rv2 */
+		store_outbox_free(e, n);
+		uint64_t seen = store_revision(b);
+		assert_int_equal(store_outbox_read(b, base, 100, &e, &n, NULL), 0);
+		if (n < 2)
+			store_outbox_wait(b, seen, 100);
+	}
+	assert_int_equal(n, 2);
+	assert_int_equal(e[0].rv, rv1);
+	assert_string_equal(e[0].path, "namespaces/box/configmaps/x.yaml");
+	assert_int_equal(e[1].rv, rv2);
+	assert_string_equal(e[1].path, "namespaces/box/configmaps/y.yaml");
+	store_outbox_free(e, n);
+	/* What the history has passed is not read again. */
+	assert_int_equal(store_outbox_read(b, rv1, 100, &e, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(e[0].rv, rv2);
+	store_outbox_free(e, n);
+	store_close(b);
+	store_close(a);
+}
+
 struct relist {
 	pthread_mutex_t lock;
 	int begins, ends, named;
@@ -909,6 +958,8 @@ int main(void)
 	    cmocka_unit_test(test_store_etcd_live__a_replica_counted_in_at_0_keeps_the_outbox),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_sees_others_changes_not_its_own),
 	    cmocka_unit_test(test_store_etcd_live__a_watch_compacted_past_lists_again),
+	    cmocka_unit_test(
+		test_store_etcd_live__a_watching_store_reads_the_outbox_from_its_watch),
 	    cmocka_unit_test(
 		test_store_etcd_live__a_write_whose_answer_was_lost_is_seen_as_anothers),
 	    cmocka_unit_test(test_store_etcd_live__a_claim_is_held_by_one_object_of_any_store),

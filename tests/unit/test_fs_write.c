@@ -540,6 +540,30 @@ static void test_write__a_create_only_write_leaves_a_stored_object(void **state)
 	assert_string_equal(after, before);
 }
 
+/* A writer whose tree held no such object (a new file) guesses wrong when
+ * another writer stored one meanwhile: the store's compare refuses the
+ * guess, and the write builds on the stored object instead (its uid kept,
+ * its revision the next). */
+static void test_write__expecting_no_object_builds_on_one_stored_meanwhile(void **state)
+{
+	struct fixture *f = *state;
+	struct write_target t = cm_target;
+	t.kind = kinds_by_kind("ConfigMap");
+	struct write_result r1 = {0}, r2 = {0};
+	assert_int_equal(put(f->s, NULL, &t, cm_v1, &r1, NULL), 0);
+	const char *u = strstr(r1.yaml, "uid:");
+	assert_non_null(u);
+	cleanup_free char *uid = xstrndup(u, strcspn(u, "\n"));
+	t.expect_absent = true;
+	assert_int_equal(put(f->s, NULL, &t, cm_v2, &r2, NULL), 0);
+	assert_true(r2.rv > r1.rv);
+	cleanup_free char *text = stored(f->s, t.key, NULL);
+	assert_non_null(strstr(text, "k: v2"));
+	assert_non_null(strstr(text, uid));
+	write_result_clear(&r1);
+	write_result_clear(&r2);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -556,6 +580,7 @@ int main(void)
 	    T(test_write__last_writer_wins_never_fails_for_contention),
 	    T(test_write__a_stale_resource_version_still_conflicts),
 	    T(test_write__a_create_only_write_leaves_a_stored_object),
+	    T(test_write__expecting_no_object_builds_on_one_stored_meanwhile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
