@@ -99,6 +99,7 @@ struct rctr {
 	int restarts;
 	time_t started_at;
 	uint64_t oom_before;
+	uint64_t launched_ms; /* loop_now_ms() when its shim was recorded */
 	/* how the last run ended */
 	bool has_term;
 	int exit_code;
@@ -195,6 +196,8 @@ struct nspawn__job {
 	char *sandbox_error;
 	struct nspawn__launch **l;
 	size_t nl;
+	/* loop_now_ms() as it went, for the debug log's phases */
+	uint64_t at_submit, at_run, at_spawned, at_prepared, at_paused, at_net, at_end;
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -460,6 +463,8 @@ static void nspawn__on_ready(struct loop *loop, int fd, unsigned events, void *d
 	nspawn__close_ready(c);
 	if (started && c->shim) {
 		c->started = true;
+		log_debug("pod %s: container %s runs, %llu ms after its shim was recorded",
+			  c->pod->key, c->name, (unsigned long long)(loop_now_ms() - c->launched_ms));
 		nspawn__notify(c->pod->rt, c->pod->key);
 	}
 }
@@ -628,6 +633,7 @@ static int nspawn__sandbox_finish(struct nspawn__job *j, pid_t pid, int readfd, 
 		waitpid(pid, NULL, 0);
 		return error_set(err, EIO, "%s did not start (see the agent's log)", rt->pause_bin);
 	}
+	j->at_paused = loop_now_ms();
 	cleanup_free char *pausef = xasprintf("%s/pause", j->dir);
 	nspawn__write_pid(pausef, pid);
 	if (net_pod_up(rt->net, j->uid, pid, j->ip, err) < 0) {
@@ -1299,17 +1305,21 @@ static void nspawn__job_run(void *data)
 	struct error *err = NULL;
 	pid_t pause = 0;
 	int readfd = -1;
+	j->at_run = loop_now_ms();
 	if (j->sandbox && nspawn__sandbox_spawn(j, &pause, &readfd, &err) < 0) {
 		j->sandbox_error = xstrdup(err->msg);
 		error_free(err);
 		err = NULL;
 	}
+	j->at_spawned = loop_now_ms();
 	for (size_t i = 0; i < j->nl; i++)
 		nspawn__launch_prepare(j->rt, j->l[i]);
+	j->at_prepared = loop_now_ms();
 	if (pause && nspawn__sandbox_finish(j, pause, readfd, &err) < 0) {
 		j->sandbox_error = xstrdup(err->msg);
 		error_free(err);
 	}
+	j->at_net = loop_now_ms();
 	for (size_t i = 0; i < j->nl; i++) {
 		if (j->l[i]->error)
 			continue;
@@ -1319,6 +1329,7 @@ static void nspawn__job_run(void *data)
 			j->l[i]->error =
 			    xstrdup(j->sandbox_error ? j->sandbox_error : "the pod has no sandbox");
 	}
+	j->at_end = loop_now_ms();
 }
 
 /* Records a container the worker started (on the loop). */
@@ -1344,6 +1355,7 @@ static void nspawn__launched(struct rctr *c, struct nspawn__launch *l)
 	c->ever = true;
 	c->done = false;
 	c->started_at = time(NULL);
+	c->launched_ms = loop_now_ms();
 	nspawn__wait(c, NULL, NULL);
 	nspawn__save_count(c);
 	nspawn__watch_shim(c);
@@ -1361,6 +1373,17 @@ static void nspawn__job_done(void *data)
 	struct rpod *p = j->p;
 	struct nspawn *rt = j->rt;
 	p->busy = false;
+	if (j->sandbox)
+		log_debug("pod %s: set up in %llu ms: queued %llu, pause forked %llu, roots %llu, "
+			  "pause ready %llu, network %llu, shims %llu, back on the loop %llu",
+			  p->key, (unsigned long long)(loop_now_ms() - j->at_submit),
+			  (unsigned long long)(j->at_run - j->at_submit),
+			  (unsigned long long)(j->at_spawned - j->at_run),
+			  (unsigned long long)(j->at_prepared - j->at_spawned),
+			  (unsigned long long)(j->at_paused ? j->at_paused - j->at_prepared : 0),
+			  (unsigned long long)(j->at_paused ? j->at_net - j->at_paused : 0),
+			  (unsigned long long)(j->at_end - j->at_net),
+			  (unsigned long long)(loop_now_ms() - j->at_end));
 	if (j->sandbox && j->pause) {
 		p->pause = j->pause;
 		nspawn__set(&p->sandbox_error, NULL);
@@ -1574,6 +1597,7 @@ static void nspawn__submit(struct rpod *p, struct nspawn__job *job, struct pod_r
 		return;
 	p->busy = true;
 	out->settling = true;
+	job->at_submit = loop_now_ms();
 	workers_submit(p->rt->workers, nspawn__job_run, nspawn__job_done, job);
 }
 
