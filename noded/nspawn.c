@@ -464,7 +464,8 @@ static void nspawn__on_ready(struct loop *loop, int fd, unsigned events, void *d
 	if (started && c->shim) {
 		c->started = true;
 		log_debug("pod %s: container %s runs, %llu ms after its shim was recorded",
-			  c->pod->key, c->name, (unsigned long long)(loop_now_ms() - c->launched_ms));
+			  c->pod->key, c->name,
+			  (unsigned long long)(loop_now_ms() - c->launched_ms));
 		nspawn__notify(c->pod->rt, c->pod->key);
 	}
 }

@@ -158,8 +158,8 @@ static int rtnl__index(int fd, const char *name)
 	return got.ifi_index > 0 ? got.ifi_index : -ENODEV;
 }
 
-int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer,
-		  pid_t peer_ns, struct error **err)
+int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer, pid_t peer_ns,
+		  struct error **err)
 {
 	int bridge = rtnl__index(fd, master);
 	if (bridge < 0)
@@ -184,8 +184,7 @@ int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer
 	return 0;
 }
 
-int rtnl_link_set(int fd, const char *name, const struct rtnl_link_change *c,
-		  struct error **err)
+int rtnl_link_set(int fd, const char *name, const struct rtnl_link_change *c, struct error **err)
 {
 	struct rtnl__req r;
 	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};

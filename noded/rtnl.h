@@ -24,16 +24,15 @@ int rtnl_open(pid_t pid, struct error **err);
 
 /* The veth pair name (down, a port of master) and peer, moved into the
  * network namespace of process peer_ns. */
-int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer,
-		  pid_t peer_ns, struct error **err);
+int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer, pid_t peer_ns,
+		  struct error **err);
 
 struct rtnl_link_change {
-	bool up;	      /* bring it up */
-	bool bridge_hairpin;  /* a bridge port: hairpin on */
+	bool up;	     /* bring it up */
+	bool bridge_hairpin; /* a bridge port: hairpin on */
 };
 
-int rtnl_link_set(int fd, const char *name, const struct rtnl_link_change *c,
-		  struct error **err);
+int rtnl_link_set(int fd, const char *name, const struct rtnl_link_change *c, struct error **err);
 /* -ENODEV (and err unset) when there is no such link. */
 int rtnl_link_del(int fd, const char *name, struct error **err);
 /* IPv4 address addr/prefix (network byte order) on link dev. */
