@@ -60,6 +60,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,8 @@
 #define NSPAWN_RUNAS	      "/run/.corral-runas" /* in the container */
 #define NSPAWN_IMAGE_GC_MS    300000		   /* the kubelet's ImageGCPeriod */
 #define NSPAWN_WORKERS	      4			   /* pods set up at once (pod-workers) */
+#define NSPAWN_START_WAIT_S   30		   /* corral-shim's wait for a container's start */
+#define NSPAWN_START_POLL_MS  200
 
 struct nspawn;
 struct rpod;
@@ -87,15 +90,16 @@ struct rctr {
 	struct rpod *pod;
 	char *name;
 	bool init;
-	size_t index; /* in the pod's spec list */
-	char *dir;    /* STATE/c/NAME */
-	char *cgroup; /* corral/NODE/UID/NAME */
-	pid_t shim;   /* running: its shim; 0: not running */
-	int pidfd;    /* the shim's, on the loop */
-	int readyfd;  /* the shim says the container's process started */
-	bool started; /* it did: the container runs */
-	bool ever;    /* started at least once */
-	bool done;    /* terminated and not to be restarted (for now) */
+	size_t index;	       /* in the pod's spec list */
+	char *dir;	       /* STATE/c/NAME */
+	char *cgroup;	       /* corral/NODE/UID/NAME */
+	pid_t shim;	       /* running: its shim; 0: not running */
+	int pidfd;	       /* the shim's, on the loop */
+	int readyfd;	       /* the shim says the container's process started */
+	bool started;	       /* it did: the container runs */
+	bool adopted_starting; /* adopted before it started: its pipe was the last agent's */
+	bool ever;	       /* started at least once */
+	bool done;	       /* terminated and not to be restarted (for now) */
 	int restarts;
 	time_t started_at;
 	uint64_t oom_before;
@@ -132,6 +136,7 @@ struct rpod {
 	long long grace_s;
 	bool synced;		   /* claimed by a pod since the agent started */
 	bool busy;		   /* a worker sets it up (struct nspawn__job): hands off */
+	struct nspawn__job *job;   /* busy: that setup (to call it off) */
 	char *sandbox_error;	   /* why the last sandbox failed; NULL: it did not */
 	uint64_t sandbox_retry_ms; /* loop_now_ms() of the next try */
 	bool dying;		   /* deleted: being stopped */
@@ -163,6 +168,7 @@ struct nspawn {
 	char *store;	       /* the layer store */
 	struct loop_timer *gc_timer;
 	struct workers *workers; /* set pods up off the loop */
+	atomic_bool stopping;	 /* the agent stops: setups not begun are called off */
 	/* cgroup folders are made by workers and removed on the loop: a
 	 * parent removed as empty between a worker's mkdirs fails its start */
 	pthread_mutex_t cg_lock;
@@ -196,6 +202,8 @@ struct nspawn__job {
 	char *sandbox_error;
 	struct nspawn__launch **l;
 	size_t nl;
+	atomic_bool cancel; /* the pod was deleted: do not begin */
+	bool skipped;	    /* called off before it began: nothing was made */
 	/* loop_now_ms() as it went, for the debug log's phases */
 	uint64_t at_submit, at_run, at_spawned, at_prepared, at_paused, at_net, at_end;
 };
@@ -397,6 +405,24 @@ static void nspawn__pod_free(struct rpod *p)
 	free(p->evict_message);
 	free(p->sandbox_error);
 	free(p);
+}
+
+/* A container adopted while it started: its shim said so into the last
+ * agent's pipe, so its "started" file is looked at on every sync instead,
+ * as long as the shim itself waits for the start. */
+static void nspawn__adopted_start(struct rctr *c)
+{
+	if (!c->adopted_starting)
+		return;
+	cleanup_free char *startedf = xasprintf("%s/started", c->dir);
+	if (c->shim && access(startedf, F_OK) == 0) {
+		c->started = true;
+		log_info("pod %s: container %s (adopted) has started", c->pod->key, c->name);
+	} else if (c->shim && time(NULL) - c->started_at <= NSPAWN_START_WAIT_S) {
+		nspawn__wake(c->pod, NSPAWN_START_POLL_MS);
+		return;
+	}
+	c->adopted_starting = false;
 }
 
 /* Makes sure the pod has an entry per container of its spec (entries of
@@ -1307,6 +1333,13 @@ static void nspawn__job_run(void *data)
 	pid_t pause = 0;
 	int readfd = -1;
 	j->at_run = loop_now_ms();
+	/* a setup still queued when its pod was deleted, or when the agent
+	 * stops, makes nothing: a deleted pod's would be torn down at once,
+	 * and a restarted agent sets the others up */
+	if (atomic_load(&j->cancel) || atomic_load(&j->rt->stopping)) {
+		j->skipped = true;
+		return;
+	}
 	if (j->sandbox && nspawn__sandbox_spawn(j, &pause, &readfd, &err) < 0) {
 		j->sandbox_error = xstrdup(err->msg);
 		error_free(err);
@@ -1374,6 +1407,14 @@ static void nspawn__job_done(void *data)
 	struct rpod *p = j->p;
 	struct nspawn *rt = j->rt;
 	p->busy = false;
+	p->job = NULL;
+	if (j->skipped) {
+		log_info("pod %s: its setup was called off before it began", p->key);
+		nspawn__job_free(j);
+		if (p->dying)
+			nspawn__stop_pod(p); /* may free p */
+		return;
+	}
 	if (j->sandbox)
 		log_debug("pod %s: set up in %llu ms: queued %llu, pause forked %llu, roots %llu, "
 			  "pause ready %llu, network %llu, shims %llu, back on the loop %llu",
@@ -1597,9 +1638,12 @@ static void nspawn__submit(struct rpod *p, struct nspawn__job *job, struct pod_r
 	if (!job)
 		return;
 	p->busy = true;
+	p->job = job;
 	out->settling = true;
 	job->at_submit = loop_now_ms();
 	workers_submit(p->rt->workers, nspawn__job_run, nspawn__job_done, job);
+	log_debug("pod %s: setup queued (%zu on the pool)", p->key,
+		  workers_pending(p->rt->workers));
 }
 
 static int nspawn__sync_pod(struct runtime *base, const char *key, const struct ynode *pod,
@@ -1623,6 +1667,8 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 		p->grace_s = grace;
 	nspawn__place(p, pod);
 	nspawn__ctrs_from_spec(p, pod);
+	for (size_t i = 0; i < p->nc; i++)
+		nspawn__adopted_start(p->c[i]);
 	for (size_t i = 0; i < p->nc; i++) {
 		static const struct probes_hooks hooks = {0};
 		struct probes_hooks h = hooks;
@@ -1810,6 +1856,7 @@ static void nspawn__kill_pod(struct runtime *base, const char *key, const char *
 		return;
 	p->dying = true;
 	if (p->busy) {
+		atomic_store(&p->job->cancel, true);
 		log_info("pod %s: stopping once its setup is over", p->key);
 		return; /* nspawn__job_done() goes on */
 	}
@@ -1879,6 +1926,7 @@ static void nspawn__adopt_one(struct nspawn *rt, const char *uid)
 		c->shim = nspawn__read_pid(shimf);
 		cleanup_free char *startedf = xasprintf("%s/started", c->dir);
 		c->started = c->shim && access(startedf, F_OK) == 0;
+		c->adopted_starting = c->shim && !c->started;
 		cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
 		cleanup_free char *exit = util_read_file(exitf, NULL);
 		int code, sig;
@@ -2205,12 +2253,14 @@ int runtime_nspawn_attach(struct runtime *base, struct net *net, const char *hos
 void runtime_nspawn_drain(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;
+	atomic_store(&rt->stopping, true);
 	workers_drain(rt->workers);
 }
 
 void runtime_nspawn_stop_all(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;
+	atomic_store(&rt->stopping, true);
 	workers_drain(rt->workers); /* nothing half set up is left behind */
 	for (size_t i = rt->npods; i-- > 0;) {
 		struct rpod *p = rt->pods[i];

@@ -100,7 +100,8 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 int runtime_nspawn_attach(struct runtime *rt, struct net *net, const char *host_ip);
 /* Waits for the pods being set up and records them (their done()s run,
  * which reach the pods' records, the network and the mount): before any
- * of those is freed at the agent's end. */
+ * of those is freed at the agent's end. Setups queued but not begun are
+ * called off (a restarted agent makes them). */
 void runtime_nspawn_drain(struct runtime *rt);
 /* Stops and removes every pod of the node (corral-noded --cleanup-on-exit). */
 void runtime_nspawn_stop_all(struct runtime *rt);
