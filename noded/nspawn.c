@@ -50,7 +50,7 @@
 #include "treepath.h"
 #include "util.h"
 #include "volumes.h"
-#include "workers.h"
+#include "workpool.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -79,6 +79,7 @@
 #define NSPAWN_RUNAS	      "/run/.corral-runas" /* in the container */
 #define NSPAWN_IMAGE_GC_MS    300000		   /* the kubelet's ImageGCPeriod */
 #define NSPAWN_WORKERS	      4			   /* pods set up at once (pod-workers) */
+#define NSPAWN_WORKER_STACK   (512 * 1024)	   /* forks, execs, small buffers */
 #define NSPAWN_START_WAIT_S   30		   /* corral-shim's wait for a container's start */
 #define NSPAWN_START_POLL_MS  200
 
@@ -167,8 +168,8 @@ struct nspawn {
 	struct puller *puller; /* NULL: folder images only */
 	char *store;	       /* the layer store */
 	struct loop_timer *gc_timer;
-	struct workers *workers; /* set pods up off the loop */
-	atomic_bool stopping;	 /* the agent stops: setups not begun are called off */
+	struct workpool *workers; /* set pods up off the loop */
+	atomic_bool stopping;	  /* the agent stops: setups not begun are called off */
 	/* cgroup folders are made by workers and removed on the loop: a
 	 * parent removed as empty between a worker's mkdirs fails its start */
 	pthread_mutex_t cg_lock;
@@ -1641,9 +1642,9 @@ static void nspawn__submit(struct rpod *p, struct nspawn__job *job, struct pod_r
 	p->job = job;
 	out->settling = true;
 	job->at_submit = loop_now_ms();
-	workers_submit(p->rt->workers, nspawn__job_run, nspawn__job_done, job);
+	workpool_submit(p->rt->workers, nspawn__job_run, nspawn__job_done, job, 0);
 	log_debug("pod %s: setup queued (%zu on the pool)", p->key,
-		  workers_pending(p->rt->workers));
+		  workpool_pending(p->rt->workers));
 }
 
 static int nspawn__sync_pod(struct runtime *base, const char *key, const struct ynode *pod,
@@ -2092,7 +2093,7 @@ static void nspawn__free(struct runtime *base)
 	 * are written already); then, as pods keep running when the agent
 	 * stops (a restarted agent adopts them), only the agent's own memory
 	 * goes */
-	workers_free(rt->workers);
+	workpool_free(rt->workers);
 	while (rt->npods)
 		nspawn__pod_free(rt->pods[rt->npods - 1]);
 	loop_timer_free(rt->adopt_timer);
@@ -2191,10 +2192,19 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	cleanup_free char *shim = nspawn__find_bin(o->bin_dir, "corral-shim", err);
 	if (!shim)
 		return NULL;
-	struct workers *workers =
-	    workers_new(o->loop, o->workers ? o->workers : NSPAWN_WORKERS, err);
+	const struct workpool_opts wo = {
+	    .loop = o->loop,
+	    .threads = o->workers ? o->workers : NSPAWN_WORKERS,
+	    .on_demand = true,
+	    .stack_size = NSPAWN_WORKER_STACK,
+	};
+	struct workpool *workers = workpool_new(&wo, err);
 	if (!workers)
 		return NULL;
+	if (workpool_start(workers, 0, err) < 0) {
+		workpool_free(workers);
+		return NULL;
+	}
 	struct nspawn *rt = xcalloc(1, sizeof(*rt));
 	rt->workers = workers;
 	pthread_mutex_init(&rt->cg_lock, NULL);
@@ -2254,14 +2264,14 @@ void runtime_nspawn_drain(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;
 	atomic_store(&rt->stopping, true);
-	workers_drain(rt->workers);
+	workpool_drain(rt->workers);
 }
 
 void runtime_nspawn_stop_all(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;
 	atomic_store(&rt->stopping, true);
-	workers_drain(rt->workers); /* nothing half set up is left behind */
+	workpool_drain(rt->workers); /* nothing half set up is left behind */
 	for (size_t i = rt->npods; i-- > 0;) {
 		struct rpod *p = rt->pods[i];
 		p->dying = true;

@@ -13,7 +13,7 @@
  * blocking and reports each container. kill_pod() removes everything of a
  * pod that is gone. Both run on the loop's thread; the real runtime hands
  * what blocks (a pod's sandbox, its containers' starts) to a pool of
- * worker threads (workers.h) and says when that is over with notify(). */
+ * worker threads (lib's workpool.h) and says when that is over with notify(). */
 #ifndef CORRAL_NODED_RUNTIME_H
 #define CORRAL_NODED_RUNTIME_H
 
