@@ -1,9 +1,7 @@
-/* write.c: a pool of threads that write objects through the mount.
- *
- * Jobs wait in two FIFOs (normal and low priority) under one mutex; a
- * finished job goes to a done list and an eventfd wakes the loop, which
- * runs the done callbacks on its own thread. Jobs own copies of everything
- * they use, so a worker never touches the caller's state.
+/* write.c: writes of objects through the mount, on a pool of threads
+ * (lib's workpool.h, two priorities) whose ends come back to the loop,
+ * which runs the done callbacks on its own thread. Jobs own copies of
+ * everything they use, so a worker never touches the caller's state.
  *
  * This file must never call a done callback from a worker thread, and
  * never write anything but the path it was given. */
@@ -11,14 +9,13 @@
 #include "log.h"
 #include "obj.h"
 #include "util.h"
+#include "workpool.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +25,7 @@
 enum writer__type { WRITER__CREATE, WRITER__UPDATE, WRITER__DELETE, WRITER__CALL };
 
 struct writer__job {
-	struct writer__job *next;
+	struct writer *w;
 	enum writer__type type;
 	unsigned flags;
 	char *path;	   /* create: the folder; others: the file */
@@ -49,45 +46,10 @@ struct writer__job {
 	bool changed;
 };
 
-struct writer__fifo {
-	struct writer__job *head, *tail;
-};
-
 struct writer {
-	struct loop *loop;
 	char *mount;
-	pthread_t *threads;
-	unsigned nthreads;
-	pthread_mutex_t lock;
-	pthread_cond_t work;	 /* a job waits, or stop */
-	pthread_cond_t finished; /* a job went to the done list */
-	struct writer__fifo high, low, done;
-	bool stop;
-	uint64_t last_high_ms; /* monotonic: the last normal job submitted */
-	int efd;
-	unsigned pending; /* the loop's: submitted, done callback not yet run */
+	struct workpool *pool;
 };
-
-static void writer__push(struct writer__fifo *f, struct writer__job *j)
-{
-	j->next = NULL;
-	if (f->tail)
-		f->tail->next = j;
-	else
-		f->head = j;
-	f->tail = j;
-}
-
-static struct writer__job *writer__pop(struct writer__fifo *f)
-{
-	struct writer__job *j = f->head;
-	if (j) {
-		f->head = j->next;
-		if (!f->head)
-			f->tail = NULL;
-	}
-	return j;
-}
 
 static void writer__job_free(struct writer__job *j)
 {
@@ -320,163 +282,74 @@ static void writer__run(const char *mount, struct writer__job *j)
 	}
 }
 
-static void *writer__thread(void *p)
+/* On a worker. */
+static void writer__job_run(void *data)
 {
-	struct writer *w = p;
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		struct writer__job *j = writer__pop(&w->high);
-		if (!j && w->low.head) {
-			/* Low-priority jobs wait for a pause in the others, so
-			 * that a burst of events never slows a burst of pods. */
-			uint64_t now = loop_now_ms();
-			if (w->stop || now >= w->last_high_ms + WRITER__LOW_PAUSE_MS) {
-				j = writer__pop(&w->low);
-			} else {
-				uint64_t wait = w->last_high_ms + WRITER__LOW_PAUSE_MS - now;
-				struct timespec ts = util_deadline(CLOCK_MONOTONIC, wait);
-				pthread_cond_timedwait(&w->work, &w->lock, &ts);
-				continue;
-			}
-		}
-		if (!j) {
-			if (w->stop)
-				break;
-			pthread_cond_wait(&w->work, &w->lock);
-			continue;
-		}
-		pthread_mutex_unlock(&w->lock);
-		writer__run(w->mount, j);
-		pthread_mutex_lock(&w->lock);
-		writer__push(&w->done, j);
-		pthread_cond_broadcast(&w->finished);
-		uint64_t one = 1;
-		if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			log_error("writer: eventfd: %s", strerror(errno));
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
+	struct writer__job *j = data;
+	writer__run(j->w->mount, j);
 }
 
-/* On the loop: run the done callbacks of finished jobs. */
-static void writer__complete(struct writer *w, struct writer__job *list)
+/* On the loop: the job's done callback. */
+static void writer__job_done(void *data)
 {
-	while (list) {
-		struct writer__job *j = list;
-		list = j->next;
-		if (j->done) {
-			struct writer_result res = {
-			    .status = j->status,
-			    .msg = j->msg,
-			    .path = j->res_path ? j->res_path : j->path,
-			    .name = j->name,
-			    .min_rv = j->min_rv,
-			    .changed = j->changed,
-			};
-			j->done(j->data, &res);
-		}
-		writer__job_free(j);
-		w->pending--;
+	struct writer__job *j = data;
+	if (j->done) {
+		struct writer_result res = {
+		    .status = j->status,
+		    .msg = j->msg,
+		    .path = j->res_path ? j->res_path : j->path,
+		    .name = j->name,
+		    .min_rv = j->min_rv,
+		    .changed = j->changed,
+		};
+		j->done(j->data, &res);
 	}
-}
-
-static void writer__on_event(struct loop *loop, int fd, unsigned events, void *data)
-{
-	(void)loop;
-	(void)events;
-	struct writer *w = data;
-	uint64_t n;
-	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		log_error("writer: eventfd: %s", strerror(errno));
-	pthread_mutex_lock(&w->lock);
-	struct writer__job *list = w->done.head;
-	w->done.head = w->done.tail = NULL;
-	pthread_mutex_unlock(&w->lock);
-	writer__complete(w, list);
+	writer__job_free(j);
 }
 
 struct writer *writer_new(struct loop *loop, const char *mount, unsigned threads,
 			  struct error **err)
 {
-	struct writer *w = xcalloc(1, sizeof(*w));
-	w->loop = loop;
-	w->mount = xstrdup(mount);
-	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->efd < 0) {
-		int e = errno;
-		free(w->mount);
-		free(w);
-		return error_set(err, e, "eventfd: %s", strerror(e)), NULL;
-	}
-	if (loop_add_fd(loop, w->efd, LOOP_READ, writer__on_event, w, err) < 0) {
-		close(w->efd);
-		free(w->mount);
-		free(w);
+	const struct workpool_opts o = {
+	    .loop = loop,
+	    .threads = threads ? threads : 1,
+	    .low_pause_ms = WRITER__LOW_PAUSE_MS,
+	};
+	struct workpool *pool = workpool_new(&o, err);
+	if (!pool)
 		return NULL;
-	}
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->work, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_cond_init(&w->finished, NULL);
-	w->nthreads = threads ? threads : 1;
-	w->threads = xcalloc(w->nthreads, sizeof(*w->threads));
-	for (unsigned i = 0; i < w->nthreads; i++)
-		if (pthread_create(&w->threads[i], NULL, writer__thread, w) != 0)
-			log_fatal("writer: cannot start a thread");
+	if (workpool_start(pool, 0, err) < 0)
+		log_fatal("writer: %s", (*err)->msg);
+	struct writer *w = xcalloc(1, sizeof(*w));
+	w->mount = xstrdup(mount);
+	w->pool = pool;
 	return w;
 }
 
 void writer_drain(struct writer *w)
 {
-	while (w->pending) {
-		pthread_mutex_lock(&w->lock);
-		while (!w->done.head)
-			pthread_cond_wait(&w->finished, &w->lock);
-		struct writer__job *list = w->done.head;
-		w->done.head = w->done.tail = NULL;
-		pthread_mutex_unlock(&w->lock);
-		writer__complete(w, list);
-	}
+	workpool_drain(w->pool);
 }
 
 void writer_free(struct writer *w)
 {
 	if (!w)
 		return;
-	writer_drain(w);
-	pthread_mutex_lock(&w->lock);
-	w->stop = true;
-	pthread_cond_broadcast(&w->work);
-	pthread_mutex_unlock(&w->lock);
-	for (unsigned i = 0; i < w->nthreads; i++)
-		pthread_join(w->threads[i], NULL);
-	loop_del_fd(w->loop, w->efd);
-	close(w->efd);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->work);
-	pthread_cond_destroy(&w->finished);
-	free(w->threads);
+	workpool_free(w->pool);
 	free(w->mount);
 	free(w);
 }
 
 unsigned writer_pending(const struct writer *w)
 {
-	return w->pending;
+	return (unsigned)workpool_pending(w->pool);
 }
 
 static void writer__submit(struct writer *w, struct writer__job *j)
 {
-	w->pending++;
-	pthread_mutex_lock(&w->lock);
-	writer__push((j->flags & WRITER_LOW) ? &w->low : &w->high, j);
-	if (!(j->flags & WRITER_LOW))
-		w->last_high_ms = loop_now_ms();
-	pthread_cond_signal(&w->work);
-	pthread_mutex_unlock(&w->lock);
+	j->w = w;
+	workpool_submit(w->pool, writer__job_run, writer__job_done, j,
+			(j->flags & WRITER_LOW) ? WORKPOOL_LOW : 0);
 }
 
 static struct writer__job *writer__job_new(enum writer__type type, unsigned flags,

@@ -1,11 +1,14 @@
-/* net.c: bridges, veths, routes and the safety table, through ip(8) and
- * nft(8). */
+/* net.c: bridges, routes and the safety table, through ip(8) and nft(8);
+ * each pod's veth through rtnetlink (rtnl.h), many of them being made at
+ * once. */
 #include "net.h"
 #include "exec.h"
 #include "fnv.h"
 #include "log.h"
+#include "rtnl.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -239,36 +242,71 @@ void net_veth_name(const char *uid, char out[NET_IFNAME_SIZE])
 	snprintf(out, NET_IFNAME_SIZE, "crv%s", h);
 }
 
+/* Deletes link name if it is there (a veth of an earlier try). */
+static void net__link_drop(int fd, const char *name)
+{
+	struct error *err = NULL;
+	if (rtnl_link_del(fd, name, &err) < 0 && err) {
+		log_debug("network: %s", err->msg);
+		error_free(err);
+	}
+}
+
+/* The host's end of the pod's veth: made on the bridge, IPv6 turned off
+ * on it while it is down (so that it never gets an address, not even a
+ * link-local one), then up, with hairpin on. Each request waits for the
+ * kernel's rtnl lock, which many pods starting at once contend for: no
+ * more of them than that. */
+static int net__host_end(struct net *n, int fd, const char *veth, pid_t pause, struct error **err)
+{
+	if (net__link_exists(veth))
+		net__link_drop(fd, veth);
+	if (rtnl_veth_add(fd, veth, n->bridge, "eth0", pause, err) < 0)
+		return -1;
+	const struct rtnl_link_change up = {.up = true, .bridge_hairpin = true};
+	if (net__no_ipv6(veth, err) < 0 || rtnl_link_set(fd, veth, &up, err) < 0) {
+		net__link_drop(fd, veth);
+		return -1;
+	}
+	return 0;
+}
+
+/* The pod's end: eth0 (IPv6 is off in the pause's namespace before it
+ * exists: the pause turned it off there), its address, up, and the
+ * default route through the gateway. */
+static int net__pod_end(struct net *n, pid_t pause, const char *ip, struct error **err)
+{
+	uint32_t addr, gw;
+	if (cidr_ip_parse(ip, &addr) < 0 || cidr_ip_parse(n->gateway, &gw) < 0)
+		return error_set(err, EINVAL, "%s: not an IPv4 address", ip);
+	int fd = rtnl_open(pause, err);
+	if (fd < 0)
+		return -1;
+	const struct rtnl_link_change up = {.up = true};
+	int r = 0;
+	if (rtnl_addr_add(fd, "eth0", htonl(addr), n->pod_cidr.prefix, err) < 0 ||
+	    rtnl_link_set(fd, "eth0", &up, err) < 0 || rtnl_route_default(fd, htonl(gw), err) < 0)
+		r = -1;
+	close(fd);
+	return r;
+}
+
 int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, struct error **err)
 {
 	char veth[NET_IFNAME_SIZE];
 	net_veth_name(uid, veth);
-	if (net__link_exists(veth)) {
-		cleanup_free char *del = xasprintf("link del %s\n", veth);
-		net__ip(del, 0, NULL);
-	}
-	/* IPv6 is off in the pod's namespace before its eth0 exists (the
-	 * pause turned it off there). The host end comes up with no address
-	 * generated for it (addrgenmode none: no link-local), all in one run
-	 * of ip(8), and IPv6 is turned off on it right after. */
-	cleanup_free char *nolocal =
-	    net__has_ipv6() ? xasprintf("link set %s addrgenmode none\n", veth) : xstrdup("");
-	cleanup_free char *host = xasprintf("link add %s type veth peer name eth0 netns %d\n"
-					    "%s"
-					    "link set %s master %s up\n"
-					    "link set %s type bridge_slave hairpin on\n",
-					    veth, (int)pause, nolocal, veth, n->bridge, veth);
-	cleanup_free char *pod = xasprintf("addr add %s/%u dev eth0\n"
-					   "link set eth0 up\n"
-					   "route add default via %s\n",
-					   ip, n->pod_cidr.prefix, n->gateway);
-	/* No goto past the cleanup variables: they would be freed unset. */
-	if (net__ip(host, 0, err) < 0 || net__no_ipv6(veth, err) < 0 ||
-	    net__ip(pod, pause, err) < 0) {
-		error_prefix(err, "pod network (%s on %s)", ip, n->bridge);
+	int fd = rtnl_open(0, err);
+	if (fd < 0)
 		return -1;
+	int r = net__host_end(n, fd, veth, pause, err);
+	if (r == 0 && net__pod_end(n, pause, ip, err) < 0) {
+		net__link_drop(fd, veth);
+		r = -1;
 	}
-	return 0;
+	close(fd);
+	if (r < 0)
+		error_prefix(err, "pod network (%s on %s)", ip, n->bridge);
+	return r;
 }
 
 void net_pod_down(struct net *n, const char *uid)
@@ -278,10 +316,13 @@ void net_pod_down(struct net *n, const char *uid)
 	net_veth_name(uid, veth);
 	if (!net__link_exists(veth))
 		return;
-	cleanup_free char *del = xasprintf("link del %s\n", veth);
 	struct error *err = NULL;
-	if (net__ip(del, 0, &err) < 0) {
-		log_debug("network: %s", err->msg);
+	int fd = rtnl_open(0, &err);
+	if (fd < 0) {
+		log_warn("network: %s", err->msg);
 		error_free(err);
+		return;
 	}
+	net__link_drop(fd, veth);
+	close(fd);
 }

@@ -14,7 +14,8 @@
  * pause's network namespace with the pod's address and a default route
  * through the gateway.
  *
- * Everything is made with ip(8) and nft(8), and undone by net_down(): the
+ * The node's part is made with ip(8) and nft(8), a pod's veth with
+ * rtnetlink (rtnl.h), and everything is undone by net_down(): the
  * table and the bridge (which takes its veths with it), and the unreachable
  * routes when no other corral bridge is left on the machine. */
 #ifndef CORRAL_NODED_NET_H

@@ -50,7 +50,7 @@
 #include "treepath.h"
 #include "util.h"
 #include "volumes.h"
-#include "workers.h"
+#include "workpool.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -60,6 +60,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,9 @@
 #define NSPAWN_RUNAS	      "/run/.corral-runas" /* in the container */
 #define NSPAWN_IMAGE_GC_MS    300000		   /* the kubelet's ImageGCPeriod */
 #define NSPAWN_WORKERS	      4			   /* pods set up at once (pod-workers) */
+#define NSPAWN_WORKER_STACK   (512 * 1024)	   /* forks, execs, small buffers */
+#define NSPAWN_START_WAIT_S   30		   /* corral-shim's wait for a container's start */
+#define NSPAWN_START_POLL_MS  200
 
 struct nspawn;
 struct rpod;
@@ -87,18 +91,20 @@ struct rctr {
 	struct rpod *pod;
 	char *name;
 	bool init;
-	size_t index; /* in the pod's spec list */
-	char *dir;    /* STATE/c/NAME */
-	char *cgroup; /* corral/NODE/UID/NAME */
-	pid_t shim;   /* running: its shim; 0: not running */
-	int pidfd;    /* the shim's, on the loop */
-	int readyfd;  /* the shim says the container's process started */
-	bool started; /* it did: the container runs */
-	bool ever;    /* started at least once */
-	bool done;    /* terminated and not to be restarted (for now) */
+	size_t index;	       /* in the pod's spec list */
+	char *dir;	       /* STATE/c/NAME */
+	char *cgroup;	       /* corral/NODE/UID/NAME */
+	pid_t shim;	       /* running: its shim; 0: not running */
+	int pidfd;	       /* the shim's, on the loop */
+	int readyfd;	       /* the shim says the container's process started */
+	bool started;	       /* it did: the container runs */
+	bool adopted_starting; /* adopted before it started: its pipe was the last agent's */
+	bool ever;	       /* started at least once */
+	bool done;	       /* terminated and not to be restarted (for now) */
 	int restarts;
 	time_t started_at;
 	uint64_t oom_before;
+	uint64_t launched_ms; /* loop_now_ms() when its shim was recorded */
 	/* how the last run ended */
 	bool has_term;
 	int exit_code;
@@ -131,6 +137,7 @@ struct rpod {
 	long long grace_s;
 	bool synced;		   /* claimed by a pod since the agent started */
 	bool busy;		   /* a worker sets it up (struct nspawn__job): hands off */
+	struct nspawn__job *job;   /* busy: that setup (to call it off) */
 	char *sandbox_error;	   /* why the last sandbox failed; NULL: it did not */
 	uint64_t sandbox_retry_ms; /* loop_now_ms() of the next try */
 	bool dying;		   /* deleted: being stopped */
@@ -161,7 +168,8 @@ struct nspawn {
 	struct puller *puller; /* NULL: folder images only */
 	char *store;	       /* the layer store */
 	struct loop_timer *gc_timer;
-	struct workers *workers; /* set pods up off the loop */
+	struct workpool *workers; /* set pods up off the loop */
+	atomic_bool stopping;	  /* the agent stops: setups not begun are called off */
 	/* cgroup folders are made by workers and removed on the loop: a
 	 * parent removed as empty between a worker's mkdirs fails its start */
 	pthread_mutex_t cg_lock;
@@ -195,6 +203,10 @@ struct nspawn__job {
 	char *sandbox_error;
 	struct nspawn__launch **l;
 	size_t nl;
+	atomic_bool cancel; /* the pod was deleted: do not begin */
+	bool skipped;	    /* called off before it began: nothing was made */
+	/* loop_now_ms() as it went, for the debug log's phases */
+	uint64_t at_submit, at_run, at_spawned, at_prepared, at_paused, at_net, at_end;
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -396,6 +408,24 @@ static void nspawn__pod_free(struct rpod *p)
 	free(p);
 }
 
+/* A container adopted while it started: its shim said so into the last
+ * agent's pipe, so its "started" file is looked at on every sync instead,
+ * as long as the shim itself waits for the start. */
+static void nspawn__adopted_start(struct rctr *c)
+{
+	if (!c->adopted_starting)
+		return;
+	cleanup_free char *startedf = xasprintf("%s/started", c->dir);
+	if (c->shim && access(startedf, F_OK) == 0) {
+		c->started = true;
+		log_info("pod %s: container %s (adopted) has started", c->pod->key, c->name);
+	} else if (c->shim && time(NULL) - c->started_at <= NSPAWN_START_WAIT_S) {
+		nspawn__wake(c->pod, NSPAWN_START_POLL_MS);
+		return;
+	}
+	c->adopted_starting = false;
+}
+
 /* Makes sure the pod has an entry per container of its spec (entries of
  * containers no longer in it stay until the pod goes: a pod's containers
  * cannot change). */
@@ -460,6 +490,9 @@ static void nspawn__on_ready(struct loop *loop, int fd, unsigned events, void *d
 	nspawn__close_ready(c);
 	if (started && c->shim) {
 		c->started = true;
+		log_debug("pod %s: container %s runs, %llu ms after its shim was recorded",
+			  c->pod->key, c->name,
+			  (unsigned long long)(loop_now_ms() - c->launched_ms));
 		nspawn__notify(c->pod->rt, c->pod->key);
 	}
 }
@@ -628,6 +661,7 @@ static int nspawn__sandbox_finish(struct nspawn__job *j, pid_t pid, int readfd, 
 		waitpid(pid, NULL, 0);
 		return error_set(err, EIO, "%s did not start (see the agent's log)", rt->pause_bin);
 	}
+	j->at_paused = loop_now_ms();
 	cleanup_free char *pausef = xasprintf("%s/pause", j->dir);
 	nspawn__write_pid(pausef, pid);
 	if (net_pod_up(rt->net, j->uid, pid, j->ip, err) < 0) {
@@ -1299,17 +1333,28 @@ static void nspawn__job_run(void *data)
 	struct error *err = NULL;
 	pid_t pause = 0;
 	int readfd = -1;
+	j->at_run = loop_now_ms();
+	/* a setup still queued when its pod was deleted, or when the agent
+	 * stops, makes nothing: a deleted pod's would be torn down at once,
+	 * and a restarted agent sets the others up */
+	if (atomic_load(&j->cancel) || atomic_load(&j->rt->stopping)) {
+		j->skipped = true;
+		return;
+	}
 	if (j->sandbox && nspawn__sandbox_spawn(j, &pause, &readfd, &err) < 0) {
 		j->sandbox_error = xstrdup(err->msg);
 		error_free(err);
 		err = NULL;
 	}
+	j->at_spawned = loop_now_ms();
 	for (size_t i = 0; i < j->nl; i++)
 		nspawn__launch_prepare(j->rt, j->l[i]);
+	j->at_prepared = loop_now_ms();
 	if (pause && nspawn__sandbox_finish(j, pause, readfd, &err) < 0) {
 		j->sandbox_error = xstrdup(err->msg);
 		error_free(err);
 	}
+	j->at_net = loop_now_ms();
 	for (size_t i = 0; i < j->nl; i++) {
 		if (j->l[i]->error)
 			continue;
@@ -1319,6 +1364,7 @@ static void nspawn__job_run(void *data)
 			j->l[i]->error =
 			    xstrdup(j->sandbox_error ? j->sandbox_error : "the pod has no sandbox");
 	}
+	j->at_end = loop_now_ms();
 }
 
 /* Records a container the worker started (on the loop). */
@@ -1344,6 +1390,7 @@ static void nspawn__launched(struct rctr *c, struct nspawn__launch *l)
 	c->ever = true;
 	c->done = false;
 	c->started_at = time(NULL);
+	c->launched_ms = loop_now_ms();
 	nspawn__wait(c, NULL, NULL);
 	nspawn__save_count(c);
 	nspawn__watch_shim(c);
@@ -1361,6 +1408,25 @@ static void nspawn__job_done(void *data)
 	struct rpod *p = j->p;
 	struct nspawn *rt = j->rt;
 	p->busy = false;
+	p->job = NULL;
+	if (j->skipped) {
+		log_info("pod %s: its setup was called off before it began", p->key);
+		nspawn__job_free(j);
+		if (p->dying)
+			nspawn__stop_pod(p); /* may free p */
+		return;
+	}
+	if (j->sandbox)
+		log_debug("pod %s: set up in %llu ms: queued %llu, pause forked %llu, roots %llu, "
+			  "pause ready %llu, network %llu, shims %llu, back on the loop %llu",
+			  p->key, (unsigned long long)(loop_now_ms() - j->at_submit),
+			  (unsigned long long)(j->at_run - j->at_submit),
+			  (unsigned long long)(j->at_spawned - j->at_run),
+			  (unsigned long long)(j->at_prepared - j->at_spawned),
+			  (unsigned long long)(j->at_paused ? j->at_paused - j->at_prepared : 0),
+			  (unsigned long long)(j->at_paused ? j->at_net - j->at_paused : 0),
+			  (unsigned long long)(j->at_end - j->at_net),
+			  (unsigned long long)(loop_now_ms() - j->at_end));
 	if (j->sandbox && j->pause) {
 		p->pause = j->pause;
 		nspawn__set(&p->sandbox_error, NULL);
@@ -1573,8 +1639,12 @@ static void nspawn__submit(struct rpod *p, struct nspawn__job *job, struct pod_r
 	if (!job)
 		return;
 	p->busy = true;
+	p->job = job;
 	out->settling = true;
-	workers_submit(p->rt->workers, nspawn__job_run, nspawn__job_done, job);
+	job->at_submit = loop_now_ms();
+	workpool_submit(p->rt->workers, nspawn__job_run, nspawn__job_done, job, 0);
+	log_debug("pod %s: setup queued (%zu on the pool)", p->key,
+		  workpool_pending(p->rt->workers));
 }
 
 static int nspawn__sync_pod(struct runtime *base, const char *key, const struct ynode *pod,
@@ -1598,6 +1668,8 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 		p->grace_s = grace;
 	nspawn__place(p, pod);
 	nspawn__ctrs_from_spec(p, pod);
+	for (size_t i = 0; i < p->nc; i++)
+		nspawn__adopted_start(p->c[i]);
 	for (size_t i = 0; i < p->nc; i++) {
 		static const struct probes_hooks hooks = {0};
 		struct probes_hooks h = hooks;
@@ -1785,6 +1857,7 @@ static void nspawn__kill_pod(struct runtime *base, const char *key, const char *
 		return;
 	p->dying = true;
 	if (p->busy) {
+		atomic_store(&p->job->cancel, true);
 		log_info("pod %s: stopping once its setup is over", p->key);
 		return; /* nspawn__job_done() goes on */
 	}
@@ -1854,6 +1927,7 @@ static void nspawn__adopt_one(struct nspawn *rt, const char *uid)
 		c->shim = nspawn__read_pid(shimf);
 		cleanup_free char *startedf = xasprintf("%s/started", c->dir);
 		c->started = c->shim && access(startedf, F_OK) == 0;
+		c->adopted_starting = c->shim && !c->started;
 		cleanup_free char *exitf = xasprintf("%s/exit", c->dir);
 		cleanup_free char *exit = util_read_file(exitf, NULL);
 		int code, sig;
@@ -2019,7 +2093,7 @@ static void nspawn__free(struct runtime *base)
 	 * are written already); then, as pods keep running when the agent
 	 * stops (a restarted agent adopts them), only the agent's own memory
 	 * goes */
-	workers_free(rt->workers);
+	workpool_free(rt->workers);
 	while (rt->npods)
 		nspawn__pod_free(rt->pods[rt->npods - 1]);
 	loop_timer_free(rt->adopt_timer);
@@ -2118,10 +2192,19 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 	cleanup_free char *shim = nspawn__find_bin(o->bin_dir, "corral-shim", err);
 	if (!shim)
 		return NULL;
-	struct workers *workers =
-	    workers_new(o->loop, o->workers ? o->workers : NSPAWN_WORKERS, err);
+	const struct workpool_opts wo = {
+	    .loop = o->loop,
+	    .threads = o->workers ? o->workers : NSPAWN_WORKERS,
+	    .on_demand = true,
+	    .stack_size = NSPAWN_WORKER_STACK,
+	};
+	struct workpool *workers = workpool_new(&wo, err);
 	if (!workers)
 		return NULL;
+	if (workpool_start(workers, 0, err) < 0) {
+		workpool_free(workers);
+		return NULL;
+	}
 	struct nspawn *rt = xcalloc(1, sizeof(*rt));
 	rt->workers = workers;
 	pthread_mutex_init(&rt->cg_lock, NULL);
@@ -2180,13 +2263,15 @@ int runtime_nspawn_attach(struct runtime *base, struct net *net, const char *hos
 void runtime_nspawn_drain(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;
-	workers_drain(rt->workers);
+	atomic_store(&rt->stopping, true);
+	workpool_drain(rt->workers);
 }
 
 void runtime_nspawn_stop_all(struct runtime *base)
 {
 	struct nspawn *rt = (struct nspawn *)base;
-	workers_drain(rt->workers); /* nothing half set up is left behind */
+	atomic_store(&rt->stopping, true);
+	workpool_drain(rt->workers); /* nothing half set up is left behind */
 	for (size_t i = rt->npods; i-- > 0;) {
 		struct rpod *p = rt->pods[i];
 		p->dying = true;

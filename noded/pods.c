@@ -347,6 +347,8 @@ static int pods__sync(void *data, const char *key, struct error **err)
 		pods__forget(p, e, "replaced by a new pod of the same name");
 	bool fresh = !pods__find(p, key);
 	pods__track(p, key, uid);
+	if (fresh)
+		log_debug("pod %s: first sync", key);
 
 	char ipbuf[CIDR_IP_SIZE];
 	const char *pod_ip = NULL;
@@ -392,7 +394,11 @@ static int pods__sync(void *data, const char *key, struct error **err)
 	} else if (!ynode_equal(status, ynode_get(pod, "status"))) {
 		cleanup_free char *path = pods__path(p, key);
 		struct pods__write w = {p, uid, &report, pod_ip};
+		uint64_t t0 = loop_now_ms();
 		r = objio_update(p->mount, path, pods__change, &w, OBJIO_TRIES, err);
+		log_debug("pod %s: status %s written in %llu ms", key,
+			  ynode_str(ynode_get(status, "phase")),
+			  (unsigned long long)(loop_now_ms() - t0));
 		if (r == -ENOENT) {
 			/* deleted meanwhile: the informer reports it */
 			error_free(*err);

@@ -13,7 +13,7 @@
  * blocking and reports each container. kill_pod() removes everything of a
  * pod that is gone. Both run on the loop's thread; the real runtime hands
  * what blocks (a pod's sandbox, its containers' starts) to a pool of
- * worker threads (workers.h) and says when that is over with notify(). */
+ * worker threads (lib's workpool.h) and says when that is over with notify(). */
 #ifndef CORRAL_NODED_RUNTIME_H
 #define CORRAL_NODED_RUNTIME_H
 
@@ -100,7 +100,8 @@ struct runtime *runtime_nspawn_new(const struct nspawn_opts *o, struct error **e
 int runtime_nspawn_attach(struct runtime *rt, struct net *net, const char *host_ip);
 /* Waits for the pods being set up and records them (their done()s run,
  * which reach the pods' records, the network and the mount): before any
- * of those is freed at the agent's end. */
+ * of those is freed at the agent's end. Setups queued but not begun are
+ * called off (a restarted agent makes them). */
 void runtime_nspawn_drain(struct runtime *rt);
 /* Stops and removes every pod of the node (corral-noded --cleanup-on-exit). */
 void runtime_nspawn_stop_all(struct runtime *rt);
