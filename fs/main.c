@@ -1,7 +1,7 @@
 /* main.c: corral-fs, the cluster as a FUSE filesystem.
  *
  *   corral-fs [-f] [-o OPTIONS] [--state DIR] [--store etcd://HOST:PORT,...]
- *             [--config FILE] [--restore] MOUNTPOINT
+ *             [--config FILE] [--restore] [--loop-threads N] MOUNTPOINT
  *
  * Reads top to bottom: options, mount, (daemonize), open the store and the
  * history, build the tree, serve until unmounted or signalled, then undo
@@ -32,6 +32,7 @@ struct options {
 	const char *ca_file;
 	const char *client_cert;
 	const char *client_key;
+	int loop_threads; /* 0: not given */
 	int restore;
 	int version;
 	int help;
@@ -57,6 +58,8 @@ static const struct fuse_opt option_spec[] = {
     {"--client-cert %s", offsetof(struct options, client_cert), 0},
     {"--client-key=%s", offsetof(struct options, client_key), 0},
     {"--client-key %s", offsetof(struct options, client_key), 0},
+    {"--loop-threads=%d", offsetof(struct options, loop_threads), 0},
+    {"--loop-threads %d", offsetof(struct options, loop_threads), 0},
     OPT("--restore", restore),
     OPT("--version", version),
     OPT("-V", version),
@@ -87,6 +90,7 @@ static void usage(const char *prog)
 	    "  --ca-file FILE, --client-cert FILE, --client-key FILE\n"
 	    "                    read the logs of pods on other hosts from their nodes\n"
 	    "                    (HTTPS: the cluster CA, this client's certificate and key)\n"
+	    "  --loop-threads N  threads that answer the kernel's requests (default 2)\n"
 	    "  --verbose         log at the debug level\n"
 	    "  -V, --version     print the version\n"
 	    "See corral-fs(8) and corral-tree(5).\n",
@@ -127,7 +131,7 @@ int main(int argc, char **argv)
 	char *cfg_svc_cidr = NULL;
 	char *cfg_ca = NULL, *cfg_cert = NULL, *cfg_key = NULL;
 	uint64_t cfg_remote_timeout_ms = 0;
-	int cfg_not_ready_s = 0, cfg_unreachable_s = 0;
+	int cfg_not_ready_s = 0, cfg_unreachable_s = 0, cfg_loop_threads = 0;
 	const struct config_key keys[] = {
 	    {.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
 	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
@@ -158,6 +162,12 @@ int main(int argc, char **argv)
 	     .def = "300",
 	     .min = 1,
 	     .max = 1000000000},
+	    {.name = "loop-threads",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg_loop_threads,
+	     .def = "2",
+	     .min = 1,
+	     .max = FS_LOOP_THREADS_MAX},
 	    /* [cluster], shared with corral-ctrl, corral-noded and corral-dns */
 	    {.name = "service-cidr",
 	     .type = CONFIG_STRING,
@@ -182,6 +192,13 @@ int main(int argc, char **argv)
 	if (servicerange_parse(cfg_svc_cidr, &svc_range, &err) < 0) {
 		fprintf(stderr, "corral-fs: %s\n", err->msg);
 		error_free(err);
+		config_free(keys);
+		return 2;
+	}
+	int loop_threads = opts.loop_threads ? opts.loop_threads : cfg_loop_threads;
+	if (loop_threads < 1 || loop_threads > FS_LOOP_THREADS_MAX) {
+		fprintf(stderr, "corral-fs: --loop-threads: %d is not between 1 and %d\n",
+			loop_threads, FS_LOOP_THREADS_MAX);
 		config_free(keys);
 		return 2;
 	}
@@ -263,8 +280,17 @@ int main(int argc, char **argv)
 		goto out_unmount;
 	log_info("serving %s (state %s)", fopts.mountpoint, state);
 
-	/* One loop thread; the workers of ops.c take the writes. */
-	ret = fuse_session_loop(se);
+	/* loop_threads answer the kernel (ops.h, Threads); the workers of
+	 * ops.c take the writes. */
+	if (loop_threads == 1) {
+		ret = fuse_session_loop(se);
+	} else {
+		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_max_threads(lc, (unsigned)loop_threads);
+		fuse_loop_cfg_set_idle_threads(lc, (unsigned)loop_threads);
+		ret = fuse_session_loop_mt(se, lc);
+		fuse_loop_cfg_destroy(lc);
+	}
 	ret = ret == 0 ? 0 : 1;
 	log_info("stopping");
 
