@@ -32,7 +32,7 @@ struct options {
 	const char *ca_file;
 	const char *client_cert;
 	const char *client_key;
-	int loop_threads; /* 0: not given */
+	const char *loop_threads;
 	int restore;
 	int version;
 	int help;
@@ -43,23 +43,26 @@ struct options {
 	{                                                                                          \
 		t, offsetof(struct options, p), 1                                                  \
 	}
+/* fuse_opt_parse() takes every template that matches, in order, and
+ * "--state %s" matches "--state=DIR" too (with "=DIR"): the "=" form comes
+ * last, so that it wins. */
 static const struct fuse_opt option_spec[] = {
-    {"--state=%s", offsetof(struct options, state), 0},
     {"--state %s", offsetof(struct options, state), 0},
-    {"--store=%s", offsetof(struct options, store), 0},
+    {"--state=%s", offsetof(struct options, state), 0},
     {"--store %s", offsetof(struct options, store), 0},
-    {"--config=%s", offsetof(struct options, config), 0},
+    {"--store=%s", offsetof(struct options, store), 0},
     {"--config %s", offsetof(struct options, config), 0},
-    {"--pod-log-dir=%s", offsetof(struct options, logs), 0},
+    {"--config=%s", offsetof(struct options, config), 0},
     {"--pod-log-dir %s", offsetof(struct options, logs), 0},
-    {"--ca-file=%s", offsetof(struct options, ca_file), 0},
+    {"--pod-log-dir=%s", offsetof(struct options, logs), 0},
     {"--ca-file %s", offsetof(struct options, ca_file), 0},
-    {"--client-cert=%s", offsetof(struct options, client_cert), 0},
+    {"--ca-file=%s", offsetof(struct options, ca_file), 0},
     {"--client-cert %s", offsetof(struct options, client_cert), 0},
-    {"--client-key=%s", offsetof(struct options, client_key), 0},
+    {"--client-cert=%s", offsetof(struct options, client_cert), 0},
     {"--client-key %s", offsetof(struct options, client_key), 0},
-    {"--loop-threads=%d", offsetof(struct options, loop_threads), 0},
-    {"--loop-threads %d", offsetof(struct options, loop_threads), 0},
+    {"--client-key=%s", offsetof(struct options, client_key), 0},
+    {"--loop-threads %s", offsetof(struct options, loop_threads), 0},
+    {"--loop-threads=%s", offsetof(struct options, loop_threads), 0},
     OPT("--restore", restore),
     OPT("--version", version),
     OPT("-V", version),
@@ -195,12 +198,18 @@ int main(int argc, char **argv)
 		config_free(keys);
 		return 2;
 	}
-	int loop_threads = opts.loop_threads ? opts.loop_threads : cfg_loop_threads;
-	if (loop_threads < 1 || loop_threads > FS_LOOP_THREADS_MAX) {
-		fprintf(stderr, "corral-fs: --loop-threads: %d is not between 1 and %d\n",
-			loop_threads, FS_LOOP_THREADS_MAX);
-		config_free(keys);
-		return 2;
+	int loop_threads = cfg_loop_threads;
+	if (opts.loop_threads) {
+		char *end;
+		long v = strtol(opts.loop_threads, &end, 10);
+		if (end == opts.loop_threads || *end || v < 1 || v > FS_LOOP_THREADS_MAX) {
+			fprintf(stderr, "corral-fs: --loop-threads: %s is not between 1 and %d\n",
+				opts.loop_threads, FS_LOOP_THREADS_MAX);
+			config_free(keys);
+			free((char *)opts.loop_threads);
+			return 2;
+		}
+		loop_threads = (int)v;
 	}
 	log_set_level((enum log_level)log_parse_level(cfg_level));
 	if (opts.debug)
@@ -324,5 +333,6 @@ out_args:
 	free((char *)opts.ca_file);
 	free((char *)opts.client_cert);
 	free((char *)opts.client_key);
+	free((char *)opts.loop_threads);
 	return ret;
 }
