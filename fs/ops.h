@@ -30,9 +30,10 @@
  * - Inode invalidations are sent without the tree lock, and from the
  *   loop's threads only through the notifier thread: the kernel may be
  *   waiting in the invalidation for a READ of a page cache page that only
- *   a loop thread answers, and every one of them could be waiting. Entry invalidations that need a folder lock the kernel holds
- *   during the current request (a namespace's folder and its Namespace
- *   file leave together) go through the notifier too.
+ *   a loop thread answers, and every one of them could be waiting.
+ *   Entry invalidations that need a folder lock the kernel holds during
+ *   the current request (a namespace's folder and its Namespace file
+ *   leave together) go through the notifier too.
  * Every size is checked against its limit before it is allocated.
  * .errors and container logs are read with direct I/O.
  *
