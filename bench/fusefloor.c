@@ -1,7 +1,7 @@
 /*
  * fusefloor.c: the floor of bench/run.sh's read rows. A minimal FUSE
- * filesystem (low-level API, one loop thread; corral-fs has two by
- * default) with one folder of N files of SIZE bytes, whose contents stay
+ * filesystem (low-level API, one loop thread, as corral-fs by default)
+ * with one folder of N files of SIZE bytes, whose contents stay
  * in the page cache (keep_cache) and whose entries and attributes are
  * cached for an hour:
  * reading a file costs what any FUSE filesystem that opens files pays,

@@ -93,7 +93,7 @@ static void usage(const char *prog)
 	    "  --ca-file FILE, --client-cert FILE, --client-key FILE\n"
 	    "                    read the logs of pods on other hosts from their nodes\n"
 	    "                    (HTTPS: the cluster CA, this client's certificate and key)\n"
-	    "  --loop-threads N  threads that answer the kernel's requests (default 2)\n"
+	    "  --loop-threads N  threads that answer the kernel's requests (default 1)\n"
 	    "  --verbose         log at the debug level\n"
 	    "  -V, --version     print the version\n"
 	    "See corral-fs(8) and corral-tree(5).\n",
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 	    {.name = "loop-threads",
 	     .type = CONFIG_INT,
 	     .ptr = &cfg_loop_threads,
-	     .def = "2",
+	     .def = "1",
 	     .min = 1,
 	     .max = FS_LOOP_THREADS_MAX},
 	    /* [cluster], shared with corral-ctrl, corral-noded and corral-dns */

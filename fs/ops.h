@@ -37,17 +37,21 @@
  * Every size is checked against its limit before it is allocated.
  * .errors and container logs are read with direct I/O.
  *
- * Threads: the session loop runs on [fs] loop-threads threads (default 2,
+ * Threads: the session loop runs on [fs] loop-threads threads (default 1,
  * at most FS_LOOP_THREADS_MAX). Each handler holds the tree lock only
  * around memory work and a handle's own lock around its buffer, so two
  * loop threads may serve any two requests at once. Two threads let one
  * serve the (asynchronous) release of a read while the other serves the
- * next open: one reader then reads about twice as many files a second as
- * with one loop thread (bench/run.sh), and more threads gain nothing on
- * two cores. Every request that writes the store (a flush or fsync with
- * something to commit, rename, unlink, mkdir, rmdir, truncate) is handed
- * to one of FS_WORKERS workers, which reply themselves. So a slow fsync
- * never stalls readers, and concurrent writers share one commit. */
+ * next open: one reader then reads about twice as many files a second.
+ * But the kernel hands each request to the thread that has waited
+ * longest, so a writer's requests, which come one after another, likely
+ * each wake a thread that has gone cold: one writer's durable writes were 7
+ * to 10% fewer a second with two threads on these virtual machines. So
+ * one is the default, and more gain nothing on two cores. Every request
+ * that writes the store (a flush or fsync with something to commit,
+ * rename, unlink, mkdir, rmdir, truncate) is handed to one of FS_WORKERS
+ * workers, which reply themselves. So a slow fsync never stalls readers,
+ * and concurrent writers share one commit. */
 #ifndef CORRAL_FS_OPS_H
 #define CORRAL_FS_OPS_H
 

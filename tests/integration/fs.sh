@@ -309,11 +309,11 @@ if [ "$inhist" -ge "$acked" ]; then ok "kill -9: no acknowledged write is missin
 
 # ---- restart and restore ----
 stop_fs
-# One loop thread instead of the default two ([fs] loop-threads).
-start_fs --loop-threads 1
+# Two loop threads instead of the default one ([fs] loop-threads).
+start_fs --loop-threads 2
 check "a clean restart keeps everything" grep -q 'tomcat-app:v4' "$P/pods/myweb.yaml"
 printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: race1\nspec:\n  containers: [{name: a, image: busybox}]\n' >"$P/pods/race1.yaml"
-check "with one loop thread readers too see only whole stored versions" "$BUILD/tests/tools/read-race" "$P/pods/race1.yaml" 3 3
+check "with two loop threads readers too see only whole stored versions" "$BUILD/tests/tools/read-race" "$P/pods/race1.yaml" 3 3
 rm -f "$P/pods/race1.yaml"
 mkdir -p "$T/nomount"
 timeout 10 "$FS_BIN" -f --state "$T/nostate" --loop-threads=0 "$T/nomount" >"$T/nomount.log" 2>&1
