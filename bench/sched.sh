@@ -49,7 +49,7 @@ cc -O2 -std=gnu11 -D_GNU_SOURCE -pthread -iquote "$ROOT/lib" -o "$GEN" "$SRC/sch
 T=$(mktemp -d "${TMPDIR:-/tmp}/corral-schedbench.XXXXXX") || die "mktemp fails"
 MNT=$T/mnt
 mkdir -p "$MNT"
-FSPID= SCHEDPID=
+FSPID= SCHEDPID= FUSEPIDS=
 
 is_mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
@@ -63,6 +63,7 @@ stop() { # PID: SIGTERM, then SIGKILL after 5 s
 
 cleanup() {
 	set +e
+	for pid in $FUSEPIDS; do stop "$pid"; done
 	stop "$SCHEDPID"
 	stop "$FSPID"
 	is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
@@ -121,10 +122,49 @@ done
 grep -q "scheduling for .*: $NODES nodes" "$T/sched.log" ||
 	failed "corral-sched did not start with $NODES nodes within 60 s"
 
+# --- FUSE requests over the pod phase ---------------------------------------------
+# Counted in the kernel by perf at the fuse:fuse_request_send tracepoint:
+# every request to this mount, and those corral-sched's threads sent. With
+# no perf (or no such tracepoint) the row says "-".
+fuse_count_start() {
+	command -v perf >/dev/null || return 0
+	local conn
+	conn=$(awk -v m="$MNT" '$5 == m { split($3, d, ":"); if (d[1] == 0) print d[2] }' \
+		/proc/self/mountinfo)
+	[ -n "$conn" ] || return 0
+	perf stat -x, -o "$T/fuse-all.csv" -e fuse:fuse_request_send \
+		--filter "connection == $conn" -a >/dev/null 2>&1 &
+	FUSEPIDS=$!
+	perf stat -x, -o "$T/fuse-sched.csv" -e fuse:fuse_request_send -p "$SCHEDPID" \
+		>/dev/null 2>&1 &
+	FUSEPIDS="$FUSEPIDS $!"
+	for _ in $(seq 100); do # each counts once it has written its header
+		[ -s "$T/fuse-all.csv" ] && [ -s "$T/fuse-sched.csv" ] && return 0
+		sleep 0.02
+	done
+}
+fuse_count_stop() {
+	local pid
+	for pid in $FUSEPIDS; do
+		alive "$pid" && kill -INT "$pid"
+		wait "$pid" 2>/dev/null
+	done
+	FUSEPIDS=
+}
+fuse_count() { # FILE: the count perf wrote, or nothing
+	awk -F, '$3 ~ /fuse_request_send/ && $1 ~ /^[0-9]+$/ { print $1 }' "$1" 2>/dev/null
+}
+fuse_per_pod() { # COUNT
+	awk -v c="$1" -v n="$(field "$p" bound)" \
+		'BEGIN { if (c != "" && n > 0) printf "%.1f", c / n; else print "-" }'
+}
+
 # --- the pods ---------------------------------------------------------------------
 echo "writing $PODS pods and waiting for them to be bound (at most ${WAIT}s) ..."
+fuse_count_start
 p=$("$GEN" pods -m "$MNT" -N bench -n "$PODS" -t "$WRITERS" -o "$OWNERS" -s "$WAIT" \
 	-p "$SCHEDPID" -P "$FSPID") || failed "the pod run failed: $p"
+fuse_count_stop
 alive "$SCHEDPID" || failed "corral-sched died during the run"
 echo "checking every node against its pods ..."
 c=$("$GEN" check -m "$MNT" -N bench) || failed "the check failed: $c"
@@ -142,6 +182,7 @@ ROWS=(
 	"nodes written/s through the mount (16 writers)|$(field "$n" rate)|"
 	"corral-sched CPU seconds per 1000 pods [of which system]|$(per1000 "$(field "$p" sched_cpu)") [$(per1000 "$(field "$p" sched_sys)")]|"
 	"corral-fs CPU seconds per 1000 pods [of which system]|$(per1000 "$(field "$p" fs_cpu)") [$(per1000 "$(field "$p" fs_sys)")]|"
+	"FUSE requests per pod, all [corral-sched's]|$(fuse_per_pod "$(fuse_count "$T/fuse-all.csv")") [$(fuse_per_pod "$(fuse_count "$T/fuse-sched.csv")")]|"
 	"corral-sched peak RSS, MiB|$(calc "${hwm:-0} / 1024")|"
 	"pods bound / written|$bound / $(field "$p" written)|all"
 	"nodes oversubscribed (cpu, memory or pods)|$(field "$c" oversubscribed)|0"

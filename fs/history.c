@@ -11,12 +11,17 @@
  *
  * It is cheap by design, since it shares two cores with the writers it
  * follows: it runs niced (a burst of writes goes first; the history
- * catches up after it, in fewer and larger commits), writes each blob
- * straight to the loose backend at zlib's fastest level (the repack
- * compresses again), without libgit2's look for an existing copy (which
+ * catches up after it, in fewer and larger commits), writes each commit's
+ * new objects as one pack (histpack.h: two files per commit, where loose
+ * objects cost a file each, whose inode allocation was most of the
+ * writer's cost) at zlib's fastest level (the repack compresses again),
+ * keeps each blob without libgit2's look for an existing copy (which
  * rescans the packs for every new object), and libgit2 neither checks
- * that a new tree's entries exist nor hashes again what it reads. */
+ * that a new tree's entries exist nor hashes again what it reads. HEAD
+ * moves only once the pack is in place, so a writer killed at any point
+ * leaves HEAD on objects that exist. */
 #include "history.h"
+#include "histpack.h"
 #include "log.h"
 #include "snapshot.h"
 #include "util.h"
@@ -37,16 +42,19 @@
 #include <unistd.h>
 
 #define HISTORY_BATCH		  4096 /* outbox entries per commit at most */
-#define HISTORY_REPACK_EVERY	  256  /* commits between incremental repacks */
+#define HISTORY_REPACK_EVERY	  64   /* commits (packs) between incremental repacks */
 #define HISTORY_FULL_REPACK_EVERY 8    /* incremental repacks between full ones */
 #define HISTORY_IDLE_REPACK	  32   /* commits that make an idle writer repack */
 #define HISTORY_BACKLOG		  64   /* pending changes beyond which a file's changes merge */
+#define HISTORY_GATHER_MS	  50   /* least pause between commits under load */
+#define HISTORY_GATHER_SHARE	  10   /* a pause of 10 times what the commit took... */
+#define HISTORY_GATHER_MAX_MS	  500  /* ...up to this */
+#define HISTORY_QUIET_MS	  20   /* no change for this long: the pause ends */
 #define HISTORY_NICE		  10   /* the writer's nice value, and its repack's */
-#define HISTORY_ZLIB_LEVEL	  1    /* loose objects: Z_BEST_SPEED */
 
 struct history {
 	git_repository *repo;
-	git_odb_backend *loose; /* the repository's loose objects (its odb owns it) */
+	struct histpack *pack; /* new objects until their commit's pack (its odb owns it) */
 	char *gitdir;
 	struct store *store;
 	pthread_t thread;
@@ -97,8 +105,9 @@ static void history__drop_stale_locks(struct history *h)
 	git_reference_free(head);
 }
 
-/* Gives the repository an object database of packs and of loose objects
- * written at HISTORY_ZLIB_LEVEL, and keeps its loose backend for blobs. */
+/* Gives the repository an object database of packs and loose objects
+ * (those of a repository an older corral-fs wrote) to read, and of
+ * h->pack, which takes every new object. */
 static int history__odb(struct history *h, struct error **err)
 {
 	cleanup_free char *dir = xasprintf("%s/objects", h->gitdir);
@@ -111,26 +120,52 @@ static int history__odb(struct history *h, struct error **err)
 		git_odb_free(odb);
 		return history__git_err(err, dir);
 	}
-	if (git_odb_backend_loose(&loose, dir, HISTORY_ZLIB_LEVEL, 0, 0, 0) < 0 ||
+	if (git_odb_backend_loose(&loose, dir, -1, 0, 0, 0) < 0 ||
 	    git_odb_add_backend(odb, loose, 1) < 0) {
 		if (loose)
 			loose->free(loose);
 		git_odb_free(odb);
 		return history__git_err(err, dir);
 	}
+	struct histpack *mine = histpack_new(dir);
+	if (git_odb_add_backend(odb, histpack_backend(mine), 3) < 0) {
+		histpack_backend(mine)->free(histpack_backend(mine));
+		git_odb_free(odb);
+		return history__git_err(err, dir);
+	}
 	git_repository_set_odb(h->repo, odb);
 	git_odb_free(odb); /* the repository holds it */
-	h->loose = loose;
+	h->pack = mine;
 	return 0;
 }
 
-/* A blob written straight to the loose backend (see the top). */
-static int history__blob(struct history *h, git_oid *id, const char *text)
+/* A blob kept for the commit's pack (see the top). */
+static void history__blob(struct history *h, git_oid *id, const char *text)
 {
-	size_t len = strlen(text);
-	if (git_odb_hash(id, text, len, GIT_OBJECT_BLOB) < 0)
-		return -1;
-	return h->loose->write(h->loose, id, text, len, GIT_OBJECT_BLOB);
+	histpack_add(h->pack, id, GIT_OBJECT_BLOB, text, strlen(text));
+}
+
+/* Writes the commit's pack, then moves HEAD (the branch it names) to id. */
+static int history__publish(struct history *h, const git_oid *id, struct error **err)
+{
+	if (histpack_write(h->pack, err) < 0)
+		return -EIO;
+	git_odb *odb;
+	if (git_repository_odb(&odb, h->repo) == 0) {
+		git_odb_refresh(odb); /* the new pack, before the objects leave memory */
+		git_odb_free(odb);
+	}
+	git_reference *head = NULL, *ref = NULL;
+	const char *name = "HEAD";
+	if (git_reference_lookup(&head, h->repo, "HEAD") == 0 &&
+	    git_reference_type(head) == GIT_REFERENCE_SYMBOLIC)
+		name = git_reference_symbolic_target(head);
+	int r = git_reference_create(&ref, h->repo, name, id, 1, "commit") < 0
+		    ? history__git_err(err, "HEAD")
+		    : 0;
+	git_reference_free(ref);
+	git_reference_free(head);
+	return r;
 }
 
 int history_open(const char *gitdir, struct store *store, struct history **out, struct error **err)
@@ -142,6 +177,9 @@ int history_open(const char *gitdir, struct store *store, struct history **out, 
 	 * made: no existence checks of tree entries, no hashing on reads. */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	/* The ref a commit moves is synced (file and folder) before the
+	 * outbox entries it holds are trimmed: a power loss loses none. */
+	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
 	struct history *h = xcalloc(1, sizeof(*h));
 	pthread_mutex_init(&h->lock, NULL);
 	h->store = store;
@@ -226,8 +264,11 @@ static void history__repack(struct history *h)
 {
 	const char *full[] = {"git",	"--git-dir", h->gitdir, "-c", "pack.threads=1",
 			      "repack", "-a",	     "-d",	"-q", NULL};
-	const char *incr[] = {"git",	"--git-dir", h->gitdir, "-c", "pack.threads=1",
-			      "repack", "-d",	     "-q",	NULL};
+	/* Each commit leaves a small pack: the incremental repack rolls the
+	 * small ones up into one, so that the packs keep a geometric
+	 * progression of sizes (few of them, the large ones left alone). */
+	const char *incr[] = {"git",	"--git-dir", h->gitdir,	      "-c", "pack.threads=1",
+			      "repack", "-d",	     "--geometric=2", "-q", NULL};
 	bool all = ++h->repacks % HISTORY_FULL_REPACK_EVERY == 0;
 	pid_t pid;
 	if (posix_spawnp(&pid, "git", NULL, NULL, (char **)(all ? full : incr), environ) != 0) {
@@ -239,10 +280,14 @@ static void history__repack(struct history *h)
 		;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		log_warn("history: git repack failed");
-	git_odb *odb;
-	if (git_repository_odb(&odb, h->repo) == 0) {
-		git_odb_refresh(odb);
-		git_odb_free(odb);
+	/* A new object database over the packs there are now: libgit2 never
+	 * lets go of a pack it has loaded (its index stays mapped, its file
+	 * open), so the old one would keep every pack the repack removed,
+	 * one per commit (h->pack is empty between commits). */
+	struct error *err = NULL;
+	if (history__odb(h, &err) < 0) {
+		log_warn("%s", err->msg);
+		error_free(err);
 	}
 }
 
@@ -300,10 +345,7 @@ static int history__commit(struct history *h, struct store_outbox_entry *e, size
 			continue;
 		size_t i = (size_t)(x - e);
 		if (e[i].yaml) {
-			if (history__blob(h, &up[nup].id, e[i].yaml) < 0) {
-				history__git_err(err, "blob");
-				goto out;
-			}
+			history__blob(h, &up[nup].id, e[i].yaml);
 			up[nup].action = GIT_TREE_UPDATE_UPSERT;
 			up[nup].filemode = GIT_FILEMODE_BLOB;
 		} else {
@@ -363,11 +405,13 @@ static int history__commit(struct history *h, struct store_outbox_entry *e, size
 		goto out;
 	}
 	const git_commit *parents[1] = {parent};
-	if (git_commit_create(&commit_oid, h->repo, "HEAD", author, committer, NULL, msg, tree,
+	if (git_commit_create(&commit_oid, h->repo, NULL, author, committer, NULL, msg, tree,
 			      parent ? 1 : 0, parents) < 0) {
 		history__git_err(err, "commit");
 		goto out;
 	}
+	if (history__publish(h, &commit_oid, err) < 0)
+		goto out;
 	r = 0;
 	if (++h->commits_since_repack >= HISTORY_REPACK_EVERY) {
 		h->commits_since_repack = 0;
@@ -378,6 +422,7 @@ reached:
 	h->rev = last;
 	pthread_mutex_unlock(&h->lock);
 out:
+	histpack_reset(h->pack); /* what no commit took */
 	free(msg);
 	free(order);
 	free(up);
@@ -456,11 +501,13 @@ static void *history__run(void *arg)
 	struct history *h = arg;
 	/* Behind the writers on a busy machine (see the top); the repack
 	 * inherits it. */
+	pthread_setname_np(pthread_self(), "corral-history"); /* for top -H, perf */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), HISTORY_NICE) != 0)
 		log_warn("history: cannot lower the writer's priority: %s", strerror(errno));
 	int64_t last_commit = 0, last_trim = history__now_ms();
-	uint64_t trimmed = 0; /* the trim at open may have failed */
-	bool failing = false; /* said once per run of failures */
+	int64_t gap = HISTORY_GATHER_MS; /* between commits under load */
+	uint64_t trimmed = 0;		 /* the trim at open may have failed */
+	bool failing = false;		 /* said once per run of failures */
 	while (!h->stop) {
 		struct store_outbox_entry *e = NULL;
 		size_t n = 0;
@@ -469,17 +516,33 @@ static void *history__run(void *arg)
 			goto fail;
 		uint64_t seen = store_revision(h->store);
 		uint64_t from = history_revision(h);
-		/* Under load, let changes gather a moment so that they share
-		 * commits instead of each rewriting the same trees. */
-		if (history__now_ms() - last_commit < 50)
-			store_outbox_wait(h->store, UINT64_MAX - 1, 20);
+		/* Under load, let changes gather so that they share commits
+		 * instead of each rewriting the same trees: a commit rewrites
+		 * every tree on its paths (a folder of 10,000 objects is a
+		 * 400 KiB tree), so the pause after one grows with what it
+		 * cost, and the writer spends at most a share of its time on
+		 * commits however fast the changes come. */
+		for (int64_t since = history__now_ms() - last_commit; since < gap && !h->stop;
+		     since = history__now_ms() - last_commit) {
+			/* Not when the changes have stopped: then at once, so
+			 * that the history is not behind a burst for long. */
+			uint64_t before = store_revision(h->store);
+			store_outbox_wait(h->store, UINT64_MAX - 1, HISTORY_QUIET_MS);
+			if (store_revision(h->store) == before)
+				break;
+		}
 		if (store_outbox_read(h->store, from, HISTORY_BATCH, &e, &n, &err) < 0)
 			goto fail;
 		size_t take = n ? history__batch_len(e, n) : 0;
 		if (take > 0) {
+			int64_t t0 = history__now_ms();
 			if (history__commit(h, e, take, NULL, &err) < 0)
 				goto fail;
 			last_commit = history__now_ms();
+			gap = (last_commit - t0) * HISTORY_GATHER_SHARE;
+			gap = gap < HISTORY_GATHER_MS	    ? HISTORY_GATHER_MS
+			      : gap > HISTORY_GATHER_MAX_MS ? HISTORY_GATHER_MAX_MS
+							    : gap;
 		}
 		store_outbox_free(e, n);
 		e = NULL; /* a trim that fails below must not free it again */
@@ -495,7 +558,7 @@ static void *history__run(void *arg)
 			last_trim = history__now_ms();
 		}
 		if (n == 0 && h->commits_since_repack >= HISTORY_IDLE_REPACK) {
-			/* A burst is over: pack what it left loose. */
+			/* A burst is over: roll up the packs it left. */
 			h->commits_since_repack = 0;
 			history__repack(h);
 		}

@@ -2410,11 +2410,41 @@ static struct fs__job *fs__job(enum fs__op op, fuse_req_t req, fuse_ino_t ino, c
 	return j;
 }
 
+/* The truncations that change only a writer's buffer: open(O_TRUNC)'s,
+ * for the writer the same thread has just opened (every rewrite of an
+ * object sends one: corral-sched's bindings, the status writers'), and
+ * ftruncate() of a handle that writes an object. They are done here, in
+ * the loop, sparing a worker's hand-over; returns whether it was one.
+ * Any other truncation (one that commits, or refuses) goes to a worker. */
+static bool fs__truncate_buffer(fuse_req_t req, fuse_ino_t ino, off_t length,
+				struct fuse_file_info *fi)
+{
+	struct fs *fs = fs__of(req);
+	if (length < 0 || length > OBJECT_MAX_BYTES)
+		return false;
+	struct node *n = fs__relock(fs, ino);
+	bool object = n && n->type == NODE_OBJECT;
+	FS_UNLOCK(fs);
+	if (!object)
+		return false;
+	struct fs__handle *h = fi ? (struct fs__handle *)(uintptr_t)fi->fh : NULL;
+	if (h && h->write) {
+		fs__handle_truncate(h, (size_t)length);
+		return true;
+	}
+	return length == 0 && fs__truncate_opener(fs, ino, fuse_req_ctx(req)->pid);
+}
+
 static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
 	if (!(to_set & FUSE_SET_ATTR_SIZE)) {
 		fs__setattr_reply(req, ino, attr, to_set, fi);
+		return;
+	}
+	if (fs__truncate_buffer(req, ino, attr->st_size, fi)) {
+		/* The rest (times, modes) as any setattr's. */
+		fs__setattr_reply(req, ino, attr, to_set & ~FUSE_SET_ATTR_SIZE, fi);
 		return;
 	}
 	struct fs__job *j = fs__job(FS_OP_SETATTR, req, ino, NULL);

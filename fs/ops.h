@@ -45,13 +45,15 @@
  * next open: one reader then reads about twice as many files a second.
  * But the kernel hands each request to the thread that has waited
  * longest, so a writer's requests, which come one after another, likely
- * each wake a thread that has gone cold: one writer's durable writes were 7
- * to 10% fewer a second with two threads on these virtual machines. So
+ * each wake a thread that has gone cold: one writer's durable writes were
+ * 7 to 10% fewer a second with two threads on these virtual machines. So
  * one is the default, and more gain nothing on two cores. Every request
  * that writes the store (a flush or fsync with something to commit,
- * rename, unlink, mkdir, rmdir, truncate) is handed to one of FS_WORKERS
- * workers, which reply themselves. So a slow fsync never stalls readers,
- * and concurrent writers share one commit. */
+ * rename, unlink, mkdir, rmdir, a truncation by path) is handed to one of
+ * FS_WORKERS workers, which reply themselves; a truncation of a writer's
+ * buffer (open(O_TRUNC), ftruncate) is memory work, done in the loop. So
+ * a slow fsync never stalls readers, and concurrent writers share one
+ * commit. */
 #ifndef CORRAL_FS_OPS_H
 #define CORRAL_FS_OPS_H
 

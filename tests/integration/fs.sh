@@ -136,6 +136,15 @@ check "ls -l lists them" test "$(ls -l "$P/pods" | grep -c '\.yaml$')" = 6
 truncate -s 0 "$P/pods/web2.yaml"
 check "truncate -s 0 of an object leaves it as it was" grep -q 'name: web2' "$P/pods/web2.yaml"
 check "... and stat shows its real size again" test "$(stat -c %s "$P/pods/web2.yaml")" = "$(cat "$P/pods/web2.yaml" | wc -c)"
+# ftruncate(2) of a writer's handle, then a write through it: what is
+# committed at close is what was written after the truncation.
+sed 's/{name: web3}/{name: web3, rewrite: ftruncate}/' "$T/src/web3.yaml" >"$T/web3-label.yaml"
+check "ftruncate(2) and a write through one handle rewrite an object" perl -e '
+	open(my $in, "<", $ARGV[1]) or die; my $doc = do { local $/; <$in> };
+	open(my $f, "+<", $ARGV[0]) or die; truncate($f, 0) or die;
+	seek($f, 0, 0); print $f $doc; close($f) or die "close: $!"' \
+	"$P/pods/web3.yaml" "$T/web3-label.yaml"
+check "... and it reads back rewritten" grep -q 'rewrite: ftruncate' "$P/pods/web3.yaml"
 printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fromfile\n' >"$M/namespaces/fromfile.yaml"
 check "a Namespace written as a file brings its folder" test -d "$M/namespaces/fromfile/pods"
 refute "the default namespace cannot be deleted" rmdir "$M/namespaces/kube-public"

@@ -2,8 +2,9 @@
  * folder, its repository beside it: a repository that begins after its
  * store (a host that joins, a history lost) begins with the store at one
  * revision and goes on after it, the outbox's older entries applied once
- * (in the snapshot) and not again; one over an empty store does not. Every
- * wait is bounded. */
+ * (in the snapshot) and not again; one over an empty store does not; its
+ * commits are packs (histpack.h) that git's fsck and verify-pack take
+ * whole, with no loose object beside them. Every wait is bounded. */
 #include <errno.h>
 #include <git2.h>
 #include <setjmp.h>
@@ -169,6 +170,50 @@ static void test_history__a_history_over_an_empty_store_takes_each_change(void *
 	assert_string_equal(blob, "kind: ConfigMap\na: 1\n");
 }
 
+/* Files under objects/ that are not in objects/pack or objects/info:
+ * loose objects. */
+static int loose_objects(const char *gitdir)
+{
+	cleanup_free char *cmd = xasprintf("find %s/objects -path '*/pack' -prune -o -path "
+					   "'*/info' -prune -o -type f -print | grep -c .",
+					   gitdir);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	int n = -1;
+	assert_int_equal(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+static void test_history__commits_are_packs_that_git_reads_whole(void **state)
+{
+	struct testlib_store_fixture *f = *state;
+	cleanup_free char *gitdir = xasprintf("%s/history.git", f->dir);
+	struct history *h = start(gitdir, f->s);
+	/* One change alone, then 300 at once (commits of many objects: a
+	 * pack whose index spans every first byte). */
+	uint64_t r = put(f->s, "first", 0, "kind: ConfigMap\nfirst: 1\n");
+	wait_reached(h, r);
+	for (int i = 0; i < 300; i++) {
+		cleanup_free char *name = xasprintf("cm-%03d", i);
+		cleanup_free char *text = xasprintf("kind: ConfigMap\nn: %d\n", i);
+		r = put(f->s, name, 0, text);
+	}
+	wait_reached(h, r);
+	history_close(h);
+	assert_int_equal(loose_objects(gitdir), 0);
+	cleanup_free char *fsck =
+	    xasprintf("git --git-dir=%s fsck --full --strict --no-dangling --no-progress", gitdir);
+	assert_int_equal(system(fsck), 0);
+	cleanup_free char *verify = xasprintf(
+	    "for i in %s/objects/pack/pack-*.idx; do git verify-pack \"$i\" || exit 1; done",
+	    gitdir);
+	assert_int_equal(system(verify), 0);
+	cleanup_free char *msgs = NULL, *blob = NULL;
+	assert_true(head_log(gitdir, &msgs, "namespaces/dev/configmaps/cm-299.yaml", &blob) >= 2);
+	assert_string_equal(blob, "kind: ConfigMap\nn: 299\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +222,8 @@ int main(void)
 		teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_history__a_history_over_an_empty_store_takes_each_change, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_history__commits_are_packs_that_git_reads_whole,
+					    setup, teardown),
 	};
 	return cmocka_run_group_tests_name("history", tests, NULL, NULL);
 }
