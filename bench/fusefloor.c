@@ -1,8 +1,9 @@
 /*
  * fusefloor.c: the floor of bench/run.sh's read rows. A minimal FUSE
- * filesystem (low-level API, one loop thread, as corral-fs) with one
- * folder of N files of SIZE bytes, whose contents stay in the page cache
- * (keep_cache) and whose entries and attributes are cached for an hour:
+ * filesystem (low-level API, one loop thread, as corral-fs by default)
+ * with one folder of N files of SIZE bytes, whose contents stay
+ * in the page cache (keep_cache) and whose entries and attributes are
+ * cached for an hour:
  * reading a file costs what any FUSE filesystem that opens files pays,
  * an open and a release, and nothing of corral-fs's own.
  *   fusefloor MOUNTPOINT N SIZE      (stays in front; SIGTERM unmounts)

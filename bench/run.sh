@@ -249,6 +249,9 @@ if [ "${BENCH_WRITES_ONLY:-0}" = 1 ]; then
 fi
 
 # --- reads of existing objects in a shuffled order ----------------------------
+# After the history's idle repack too (quiesce): it would take a core
+# from corral-fs's read phase alone, not from the baselines' after it.
+quiesce "$prev"
 # The floor: a minimal FUSE filesystem with as many files of an object's
 # size, read through the page cache (an open and a release per file).
 mkdir -p "$FLOOR"

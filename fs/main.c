@@ -1,7 +1,7 @@
 /* main.c: corral-fs, the cluster as a FUSE filesystem.
  *
  *   corral-fs [-f] [-o OPTIONS] [--state DIR] [--store etcd://HOST:PORT,...]
- *             [--config FILE] [--restore] MOUNTPOINT
+ *             [--config FILE] [--restore] [--loop-threads N] MOUNTPOINT
  *
  * Reads top to bottom: options, mount, (daemonize), open the store and the
  * history, build the tree, serve until unmounted or signalled, then undo
@@ -32,6 +32,7 @@ struct options {
 	const char *ca_file;
 	const char *client_cert;
 	const char *client_key;
+	const char *loop_threads;
 	int restore;
 	int version;
 	int help;
@@ -42,21 +43,26 @@ struct options {
 	{                                                                                          \
 		t, offsetof(struct options, p), 1                                                  \
 	}
+/* fuse_opt_parse() takes every template that matches, in order, and
+ * "--state %s" matches "--state=DIR" too (with "=DIR"): the "=" form comes
+ * last, so that it wins. */
 static const struct fuse_opt option_spec[] = {
-    {"--state=%s", offsetof(struct options, state), 0},
     {"--state %s", offsetof(struct options, state), 0},
-    {"--store=%s", offsetof(struct options, store), 0},
+    {"--state=%s", offsetof(struct options, state), 0},
     {"--store %s", offsetof(struct options, store), 0},
-    {"--config=%s", offsetof(struct options, config), 0},
+    {"--store=%s", offsetof(struct options, store), 0},
     {"--config %s", offsetof(struct options, config), 0},
-    {"--pod-log-dir=%s", offsetof(struct options, logs), 0},
+    {"--config=%s", offsetof(struct options, config), 0},
     {"--pod-log-dir %s", offsetof(struct options, logs), 0},
-    {"--ca-file=%s", offsetof(struct options, ca_file), 0},
+    {"--pod-log-dir=%s", offsetof(struct options, logs), 0},
     {"--ca-file %s", offsetof(struct options, ca_file), 0},
-    {"--client-cert=%s", offsetof(struct options, client_cert), 0},
+    {"--ca-file=%s", offsetof(struct options, ca_file), 0},
     {"--client-cert %s", offsetof(struct options, client_cert), 0},
-    {"--client-key=%s", offsetof(struct options, client_key), 0},
+    {"--client-cert=%s", offsetof(struct options, client_cert), 0},
     {"--client-key %s", offsetof(struct options, client_key), 0},
+    {"--client-key=%s", offsetof(struct options, client_key), 0},
+    {"--loop-threads %s", offsetof(struct options, loop_threads), 0},
+    {"--loop-threads=%s", offsetof(struct options, loop_threads), 0},
     OPT("--restore", restore),
     OPT("--version", version),
     OPT("-V", version),
@@ -87,6 +93,7 @@ static void usage(const char *prog)
 	    "  --ca-file FILE, --client-cert FILE, --client-key FILE\n"
 	    "                    read the logs of pods on other hosts from their nodes\n"
 	    "                    (HTTPS: the cluster CA, this client's certificate and key)\n"
+	    "  --loop-threads N  threads that answer the kernel's requests (default 1)\n"
 	    "  --verbose         log at the debug level\n"
 	    "  -V, --version     print the version\n"
 	    "See corral-fs(8) and corral-tree(5).\n",
@@ -127,7 +134,7 @@ int main(int argc, char **argv)
 	char *cfg_svc_cidr = NULL;
 	char *cfg_ca = NULL, *cfg_cert = NULL, *cfg_key = NULL;
 	uint64_t cfg_remote_timeout_ms = 0;
-	int cfg_not_ready_s = 0, cfg_unreachable_s = 0;
+	int cfg_not_ready_s = 0, cfg_unreachable_s = 0, cfg_loop_threads = 0;
 	const struct config_key keys[] = {
 	    {.name = "state", .type = CONFIG_STRING, .ptr = &cfg_state, .def = "/var/lib/corral"},
 	    {.name = "mount", .type = CONFIG_STRING, .ptr = &cfg_mount, .def = "/cluster"},
@@ -158,6 +165,12 @@ int main(int argc, char **argv)
 	     .def = "300",
 	     .min = 1,
 	     .max = 1000000000},
+	    {.name = "loop-threads",
+	     .type = CONFIG_INT,
+	     .ptr = &cfg_loop_threads,
+	     .def = "1",
+	     .min = 1,
+	     .max = FS_LOOP_THREADS_MAX},
 	    /* [cluster], shared with corral-ctrl, corral-noded and corral-dns */
 	    {.name = "service-cidr",
 	     .type = CONFIG_STRING,
@@ -184,6 +197,19 @@ int main(int argc, char **argv)
 		error_free(err);
 		config_free(keys);
 		return 2;
+	}
+	int loop_threads = cfg_loop_threads;
+	if (opts.loop_threads) {
+		char *end;
+		long v = strtol(opts.loop_threads, &end, 10);
+		if (end == opts.loop_threads || *end || v < 1 || v > FS_LOOP_THREADS_MAX) {
+			fprintf(stderr, "corral-fs: --loop-threads: %s is not between 1 and %d\n",
+				opts.loop_threads, FS_LOOP_THREADS_MAX);
+			config_free(keys);
+			free((char *)opts.loop_threads);
+			return 2;
+		}
+		loop_threads = (int)v;
 	}
 	log_set_level((enum log_level)log_parse_level(cfg_level));
 	if (opts.debug)
@@ -263,8 +289,17 @@ int main(int argc, char **argv)
 		goto out_unmount;
 	log_info("serving %s (state %s)", fopts.mountpoint, state);
 
-	/* One loop thread; the workers of ops.c take the writes. */
-	ret = fuse_session_loop(se);
+	/* loop_threads answer the kernel (ops.h, Threads); the workers of
+	 * ops.c take the writes. */
+	if (loop_threads == 1) {
+		ret = fuse_session_loop(se);
+	} else {
+		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_max_threads(lc, (unsigned)loop_threads);
+		fuse_loop_cfg_set_idle_threads(lc, (unsigned)loop_threads);
+		ret = fuse_session_loop_mt(se, lc);
+		fuse_loop_cfg_destroy(lc);
+	}
 	ret = ret == 0 ? 0 : 1;
 	log_info("stopping");
 
@@ -298,5 +333,6 @@ out_args:
 	free((char *)opts.ca_file);
 	free((char *)opts.client_cert);
 	free((char *)opts.client_key);
+	free((char *)opts.loop_threads);
 	return ret;
 }

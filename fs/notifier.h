@@ -8,7 +8,7 @@
 #ifndef CORRAL_FS_NOTIFIER_H
 #define CORRAL_FS_NOTIFIER_H
 
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <stdint.h>
 

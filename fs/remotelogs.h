@@ -16,7 +16,7 @@
 #ifndef CORRAL_FS_REMOTELOGS_H
 #define CORRAL_FS_REMOTELOGS_H
 
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -318,8 +318,18 @@ if [ "$inhist" -ge "$acked" ]; then ok "kill -9: no acknowledged write is missin
 
 # ---- restart and restore ----
 stop_fs
-start_fs
+# Two loop threads instead of the default one ([fs] loop-threads).
+start_fs --loop-threads 2
 check "a clean restart keeps everything" grep -q 'tomcat-app:v4' "$P/pods/myweb.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: race1\nspec:\n  containers: [{name: a, image: busybox}]\n' >"$P/pods/race1.yaml"
+check "with two loop threads readers too see only whole stored versions" "$BUILD/tests/tools/read-race" "$P/pods/race1.yaml" 3 3
+rm -f "$P/pods/race1.yaml"
+mkdir -p "$T/nomount"
+timeout 10 "$FS_BIN" -f --state "$T/nostate" --loop-threads=0 "$T/nomount" >"$T/nomount.log" 2>&1
+rc=$?
+mountpoint -q "$T/nomount" && fusermount3 -u "$T/nomount"
+check "--loop-threads=0 is refused before mounting" test "$rc" = 2
+check "... naming the value without its = and the values it takes" grep -q 'loop-threads: 0 is not between 1 and 16' "$T/nomount.log"
 stop_fs
 mv "$S/state" "$T/state.lost"
 start_fs --restore
