@@ -37,10 +37,13 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		struct store_record old = {0};
 		struct error *gerr = NULL;
 		/* A new file's first attempt saves a round trip to a remote
-		 * store: a write is then one transaction. */
-		int r = attempt == 0 && t->expect_absent && !t->create_only
-			    ? -ENOENT
-			    : store_get(s, t->key, &old, &gerr);
+		 * store: a write is then one transaction. It only guesses that
+		 * no object is stored (one renamed to a backup name is, and a
+		 * text may name its resourceVersion): whatever it refuses is
+		 * built again on what the store holds, and the store refuses
+		 * to create over an object. */
+		bool guessed = attempt == 0 && t->expect_absent && !t->create_only;
+		int r = guessed ? -ENOENT : store_get(s, t->key, &old, &gerr);
 		if (r < 0 && r != -ENOENT) {
 			*err = gerr;
 			return r;
@@ -58,6 +61,8 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 				  &bound_old, err);
 		if (r < 0) {
 			store_record_clear(&old);
+			if (guessed)
+				goto again;
 			return r;
 		}
 
@@ -76,6 +81,8 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		if (r < 0) {
 			object_build_clear(&b); /* the trees it did not take */
 			store_record_clear(&old);
+			if (guessed)
+				goto again;
 			return r;
 		}
 
@@ -93,6 +100,8 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		if (r < 0) {
 			store_record_clear(&old);
 			object_build_clear(&b);
+			if (guessed)
+				goto again;
 			return r;
 		}
 		if (rq.changed && b.declared && !b.gone) {
@@ -151,6 +160,10 @@ static int write__object(struct store *s, struct admission *adm, const struct wr
 		out->len = c.yaml_len;
 		out->rv = c.rv;
 		return 0;
+	again:
+		/* Refused on a guess (above): again, on what is stored. */
+		error_free(*err);
+		*err = NULL;
 	}
 }
 

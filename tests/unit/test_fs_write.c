@@ -564,6 +564,29 @@ static void test_write__expecting_no_object_builds_on_one_stored_meanwhile(void 
 	write_result_clear(&r2);
 }
 
+/* An editor's backup-rename save: the object is stored, its file renamed
+ * away, and a new file carries the text read from the backup, with the
+ * object's resourceVersion. The guess that a new file has no object must
+ * not refuse it as a conflict with an object that "no longer exists". */
+static void test_write__expecting_no_object_takes_the_stored_resource_version(void **state)
+{
+	struct fixture *f = *state;
+	struct write_target t = cm_target;
+	t.kind = kinds_by_kind("ConfigMap");
+	struct write_result r1 = {0}, r2 = {0};
+	assert_int_equal(put(f->s, NULL, &t, cm_v1, &r1, NULL), 0);
+	cleanup_free char *v2 = xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, "
+					  "resourceVersion: '%llu'}\ndata: {k: v2}\n",
+					  (unsigned long long)r1.rv);
+	t.expect_absent = true;
+	assert_int_equal(put(f->s, NULL, &t, v2, &r2, NULL), 0);
+	assert_true(r2.rv > r1.rv);
+	cleanup_free char *text = stored(f->s, t.key, NULL);
+	assert_non_null(strstr(text, "k: v2"));
+	write_result_clear(&r1);
+	write_result_clear(&r2);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -581,6 +604,7 @@ int main(void)
 	    T(test_write__a_stale_resource_version_still_conflicts),
 	    T(test_write__a_create_only_write_leaves_a_stored_object),
 	    T(test_write__expecting_no_object_builds_on_one_stored_meanwhile),
+	    T(test_write__expecting_no_object_takes_the_stored_resource_version),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
