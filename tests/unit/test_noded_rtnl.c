@@ -81,30 +81,27 @@ static void test_rtnl_open__thread_stays_in_its_namespace(void **state)
 	close(fd);
 }
 
-static void test_rtnl_addr_add__missing_link_says_which(void **state)
+/* A request that failed with -status and said msg. */
+static void assert_refused(int got, struct error *err, int status, const char *msg)
 {
-	(void)state;
-	struct error *err = NULL;
-	int fd = rtnl_open(0, &err);
-	assert_true(fd >= 0);
-	assert_int_equal(rtnl_addr_add(fd, NO_SUCH_LINK, htonl(0x0a090002), 24, &err), -ENODEV);
+	assert_int_equal(got, -status);
 	assert_non_null(err);
-	assert_string_equal(err->msg, NO_SUCH_LINK ": No such device");
+	assert_int_equal(err->status, status);
+	assert_string_equal(err->msg, msg);
 	error_free(err);
-	close(fd);
 }
 
-static void test_rtnl_veth_add__missing_bridge_says_which(void **state)
+static void test_rtnl__missing_link_or_bridge_says_which(void **state)
 {
 	(void)state;
 	struct error *err = NULL;
 	int fd = rtnl_open(0, &err);
 	assert_true(fd >= 0);
-	assert_int_equal(rtnl_veth_add(fd, "crvnosuch1", NO_SUCH_LINK, "eth0", getpid(), &err),
-			 -ENODEV);
-	assert_non_null(err);
-	assert_string_equal(err->msg, NO_SUCH_LINK ": No such device");
-	error_free(err);
+	int r = rtnl_addr_add(fd, NO_SUCH_LINK, htonl(0x0a090002), 24, &err);
+	assert_refused(r, err, ENODEV, NO_SUCH_LINK ": No such device");
+	err = NULL;
+	r = rtnl_veth_add(fd, "crvnosuch1", NO_SUCH_LINK, "eth0", getpid(), &err);
+	assert_refused(r, err, ENODEV, NO_SUCH_LINK ": No such device");
 	close(fd);
 }
 
@@ -256,8 +253,7 @@ int main(void)
 	    cmocka_unit_test(test_rtnl_open__socket_in_own_namespace),
 	    cmocka_unit_test(test_rtnl_open__missing_process_names_its_namespace),
 	    cmocka_unit_test(test_rtnl_open__thread_stays_in_its_namespace),
-	    cmocka_unit_test(test_rtnl_addr_add__missing_link_says_which),
-	    cmocka_unit_test(test_rtnl_veth_add__missing_bridge_says_which),
+	    cmocka_unit_test(test_rtnl__missing_link_or_bridge_says_which),
 	    cmocka_unit_test(test_rtnl_link_del__missing_link_is_enodev_without_error),
 	    cmocka_unit_test(test_rtnl__pod_network_in_throwaway_namespaces),
 	};
