@@ -18,6 +18,10 @@ CRYPTO_LDLIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 # TLS is GnuTLS (noded/serve.c checks the client's certificate with it).
 SERVE_CFLAGS := $(shell pkg-config --cflags libmicrohttpd gnutls 2>/dev/null)
 SERVE_LDLIBS := $(shell pkg-config --libs libmicrohttpd gnutls 2>/dev/null)
+# corral-noded makes each pod's veth, address and route over rtnetlink with
+# libmnl (noded/rtnl.c).
+MNL_CFLAGS := $(shell pkg-config --cflags libmnl 2>/dev/null)
+MNL_LDLIBS := $(shell pkg-config --libs libmnl 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
@@ -60,8 +64,9 @@ $$(B)/tests/test_$(1)_%: tests/unit/test_$(1)_%.c $$($(1)_OBJ) $$(B)/libcorral.a
 	$$(CC) $$(CFLAGS) -iquote $(1) -o $$@ $$< $$($(1)_OBJ) $$(B)/libcorral.a $$(LDLIBS) $$(TEST_LDLIBS)
 endef
 $(foreach d,$(DAEMONS),$(eval $(call daemon_rules,$(d))))
-$(B)/corral-noded $(B)/tests/tools/proxy-run $(B)/tests/test_noded_%: LDLIBS += $(CRYPTO_LDLIBS) $(SERVE_LDLIBS)
+$(B)/corral-noded $(B)/tests/tools/proxy-run $(B)/tests/test_noded_%: LDLIBS += $(CRYPTO_LDLIBS) $(SERVE_LDLIBS) $(MNL_LDLIBS)
 $(B)/noded/serve.o: override CFLAGS += $(SERVE_CFLAGS)
+$(B)/noded/rtnl.o: override CFLAGS += $(MNL_CFLAGS)
 
 $(PROGRAMS:%=$(B)/corral-%): $(B)/corral-%: $(B)/%/main.o $(B)/libcorral.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -1,5 +1,8 @@
-/* rtnl.c: rtnetlink requests built by hand: a header, the family's fixed
- * part, then attributes (some nested), each request answered by an ack. */
+/* rtnl.c: the rtnetlink requests of rtnl.h, built and read with libmnl:
+ * a header, the family's fixed part, then attributes (some nested), each
+ * request answered by an ack that mnl_cb_run() turns into 0 or an errno.
+ * The socket stays a plain fd (rtnl.h's contract): each request wraps a
+ * duplicate of it in a struct mnl_socket for the request's length. */
 #include "rtnl.h"
 #include "util.h"
 
@@ -9,139 +12,165 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
-#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
 
-#define RTNL_MSG_SIZE 1024 /* our requests are a few hundred bytes */
+/* Our requests are a few hundred bytes; the kernel's answer to
+ * RTM_GETLINK (a bridge's attributes) is a few thousand. */
+#define RTNL_BUF_SIZE 8192
 
-/* One request being built. */
+/* One request being built, then its answers read, in buf. */
 struct rtnl__req {
-	union {
-		struct nlmsghdr h;
-		char buf[RTNL_MSG_SIZE];
-	} u;
+	struct nlmsghdr *nlh;
+	char buf[RTNL_BUF_SIZE] __attribute__((aligned(NLMSG_ALIGNTO)));
 };
+
+/* The requests are ours and small: one that outgrows the buffer is a bug. */
+static void rtnl__fits(bool ok)
+{
+	if (!ok)
+		abort();
+}
+
+/* Room for len more bytes of fixed header (the family's, or a nested
+ * one), zeroed then copied from fixed. */
+static void rtnl__fixed(struct rtnl__req *r, const void *fixed, size_t len)
+{
+	rtnl__fits(r->nlh->nlmsg_len + MNL_ALIGN(len) <= sizeof(r->buf));
+	memcpy(mnl_nlmsg_put_extra_header(r->nlh, len), fixed, len);
+}
 
 static void rtnl__start(struct rtnl__req *r, uint16_t type, uint16_t flags, const void *fixed,
 			size_t len)
 {
-	memset(r, 0, sizeof(*r));
-	r->u.h.nlmsg_type = type;
-	r->u.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-	r->u.h.nlmsg_len = NLMSG_LENGTH(len);
-	memcpy(NLMSG_DATA(&r->u.h), fixed, len);
-}
-
-/* Appends an attribute; its data (len bytes, or none) follows. */
-static struct rtattr *rtnl__put(struct rtnl__req *r, uint16_t type, const void *data, size_t len)
-{
-	size_t at = NLMSG_ALIGN(r->u.h.nlmsg_len);
-	if (at + RTA_SPACE(len) > sizeof(r->u.buf))
-		abort(); /* the requests are ours and small: a bug */
-	struct rtattr *a = (struct rtattr *)(r->u.buf + at);
-	a->rta_type = type;
-	a->rta_len = (unsigned short)RTA_LENGTH(len);
-	if (len)
-		memcpy(RTA_DATA(a), data, len);
-	r->u.h.nlmsg_len = (uint32_t)(at + RTA_SPACE(len));
-	return a;
+	r->nlh = mnl_nlmsg_put_header(r->buf);
+	r->nlh->nlmsg_type = type;
+	r->nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	r->nlh->nlmsg_seq = (uint32_t)time(NULL);
+	rtnl__fixed(r, fixed, len);
 }
 
 static void rtnl__put_str(struct rtnl__req *r, uint16_t type, const char *s)
 {
-	rtnl__put(r, type, s, strlen(s) + 1);
+	rtnl__fits(mnl_attr_put_strz_check(r->nlh, sizeof(r->buf), type, s));
 }
 
 static void rtnl__put_u32(struct rtnl__req *r, uint16_t type, uint32_t v)
 {
-	rtnl__put(r, type, &v, sizeof(v));
+	rtnl__fits(mnl_attr_put_u32_check(r->nlh, sizeof(r->buf), type, v));
 }
 
 static void rtnl__put_u8(struct rtnl__req *r, uint16_t type, uint8_t v)
 {
-	rtnl__put(r, type, &v, sizeof(v));
+	rtnl__fits(mnl_attr_put_u8_check(r->nlh, sizeof(r->buf), type, v));
 }
 
-/* A nested attribute ends where the request ends now. */
-static void rtnl__end(struct rtnl__req *r, struct rtattr *nest)
+/* A nested attribute; mnl_attr_nest_end() closes it where the request
+ * ends then. */
+static struct nlattr *rtnl__nest(struct rtnl__req *r, uint16_t type)
 {
-	nest->rta_len = (unsigned short)(r->u.buf + r->u.h.nlmsg_len - (char *)nest);
+	struct nlattr *nest = mnl_attr_nest_start_check(r->nlh, sizeof(r->buf), type);
+	rtnl__fits(nest != NULL);
+	return nest;
 }
 
-/* Sends r and reads its ack: 0, or the kernel's -errno. A reply other
- * than the ack (RTM_GETLINK's) is copied to *reply when asked. */
-static int rtnl__talk(int fd, struct rtnl__req *r, struct ifinfomsg *reply)
+static void rtnl__mnl_closep(struct mnl_socket **nl)
 {
-	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	if (sendto(fd, r->u.buf, r->u.h.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) <
-	    0)
+	if (*nl)
+		mnl_socket_close(*nl);
+}
+
+#define cleanup_mnl __attribute__((cleanup(rtnl__mnl_closep)))
+
+/* Sends r on fd and reads until its ack: 0, or the kernel's -errno.
+ * Answers before the ack (RTM_GETLINK's) go to on_reply, when given. */
+static int rtnl__talk(int fd, struct rtnl__req *r, mnl_cb_t on_reply, void *data)
+{
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
 		return -errno;
-	union {
-		struct nlmsghdr h;
-		char buf[8192];
-	} in;
+	cleanup_mnl struct mnl_socket *nl = mnl_socket_fdopen(own);
+	if (!nl) {
+		int e = errno;
+		close(own);
+		return -e;
+	}
+	uint32_t seq = r->nlh->nlmsg_seq;
+	if (mnl_socket_sendto(nl, r->nlh, r->nlh->nlmsg_len) < 0)
+		return -errno;
+	unsigned portid = mnl_socket_get_portid(nl);
 	for (;;) {
-		ssize_t n = recv(fd, in.buf, sizeof(in.buf), 0);
+		ssize_t n = mnl_socket_recvfrom(nl, r->buf, sizeof(r->buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
-		size_t left = (size_t)n;
-		for (struct nlmsghdr *h = &in.h; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
-				return e->error;
-			}
-			if (reply && h->nlmsg_type == RTM_NEWLINK &&
-			    h->nlmsg_len >= NLMSG_LENGTH(sizeof(*reply)))
-				memcpy(reply, NLMSG_DATA(h), sizeof(*reply));
-		}
+		int done = mnl_cb_run(r->buf, (size_t)n, seq, portid, on_reply, data);
+		if (done == MNL_CB_ERROR)
+			return errno ? -errno : -EPROTO;
+		if (done == MNL_CB_STOP)
+			return 0;
 	}
 }
 
 int rtnl_open(pid_t pid, struct error **err)
 {
-	if (pid <= 0) {
-		int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-		if (fd < 0)
-			return error_set(err, errno, "netlink socket: %s", strerror(errno));
-		return fd;
-	}
+	cleanup_close int there = -1;
+	cleanup_close int here = -1;
 	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	int there = open(path, O_RDONLY | O_CLOEXEC);
-	if (there < 0)
-		return error_set(err, errno, "%s: %s", path, strerror(errno));
-	int here = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (here < 0) {
-		int e = errno;
-		close(there);
-		return error_set(err, e, "/proc/thread-self/ns/net: %s", strerror(e));
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+		there = open(path, O_RDONLY | O_CLOEXEC);
+		if (there < 0)
+			return error_set(err, errno, "%s: %s", path, strerror(errno));
+		here = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (here < 0)
+			return error_set(err, errno, "/proc/thread-self/ns/net: %s",
+					 strerror(errno));
 	}
-	int fd = -1, e = 0;
-	if (setns(there, CLONE_NEWNET) < 0) {
+	cleanup_mnl struct mnl_socket *nl = NULL;
+	int e = 0;
+	if (there >= 0 && setns(there, CLONE_NEWNET) < 0) {
 		e = errno;
 	} else {
-		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+		/* a netlink socket belongs to the namespace it was made in */
+		nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 		e = errno;
 		/* a thread left in a pod's namespace would make every later
 		 * link there: no way on */
-		if (setns(here, CLONE_NEWNET) < 0)
+		if (here >= 0 && setns(here, CLONE_NEWNET) < 0)
 			abort();
 	}
-	close(there);
-	close(here);
-	if (fd < 0)
+	if (!nl && pid > 0)
 		return error_set(err, e, "netlink socket in the namespace of %d: %s", (int)pid,
 				 strerror(e));
+	if (!nl)
+		return error_set(err, e, "netlink socket: %s", strerror(e));
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		return error_set(err, errno, "netlink socket: bind: %s", strerror(errno));
+	/* the caller's is the socket alone, not libmnl's wrapper around it */
+	int fd = fcntl(mnl_socket_get_fd(nl), F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(err, errno, "netlink socket: %s", strerror(errno));
 	return fd;
+}
+
+/* RTM_GETLINK's answer: the link's index into *data. */
+static int rtnl__on_link(const struct nlmsghdr *nlh, void *data)
+{
+	if (nlh->nlmsg_type == RTM_NEWLINK &&
+	    nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(struct ifinfomsg))) {
+		const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+		*(int *)data = ifi->ifi_index;
+	}
+	return MNL_CB_OK;
 }
 
 /* The index of link name, or a negative errno. */
@@ -151,11 +180,11 @@ static int rtnl__index(int fd, const char *name)
 	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
 	rtnl__start(&r, RTM_GETLINK, 0, &ifi, sizeof(ifi));
 	rtnl__put_str(&r, IFLA_IFNAME, name);
-	struct ifinfomsg got = {0};
-	int e = rtnl__talk(fd, &r, &got);
+	int index = 0;
+	int e = rtnl__talk(fd, &r, rtnl__on_link, &index);
 	if (e < 0)
 		return e;
-	return got.ifi_index > 0 ? got.ifi_index : -ENODEV;
+	return index > 0 ? index : -ENODEV;
 }
 
 int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer, pid_t peer_ns,
@@ -169,16 +198,18 @@ int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer
 	rtnl__start(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof(ifi));
 	rtnl__put_str(&r, IFLA_IFNAME, name);
 	rtnl__put_u32(&r, IFLA_MASTER, (uint32_t)bridge);
-	struct rtattr *info = rtnl__put(&r, IFLA_LINKINFO, NULL, 0);
+	struct nlattr *info = rtnl__nest(&r, IFLA_LINKINFO);
 	rtnl__put_str(&r, IFLA_INFO_KIND, "veth");
-	struct rtattr *data = rtnl__put(&r, IFLA_INFO_DATA, NULL, 0);
-	struct rtattr *other = rtnl__put(&r, VETH_INFO_PEER, &ifi, sizeof(ifi));
+	struct nlattr *data = rtnl__nest(&r, IFLA_INFO_DATA);
+	/* the peer: a link message of its own, fixed part and attributes */
+	struct nlattr *other = rtnl__nest(&r, VETH_INFO_PEER);
+	rtnl__fixed(&r, &ifi, sizeof(ifi));
 	rtnl__put_str(&r, IFLA_IFNAME, peer);
 	rtnl__put_u32(&r, IFLA_NET_NS_PID, (uint32_t)peer_ns);
-	rtnl__end(&r, other);
-	rtnl__end(&r, data);
-	rtnl__end(&r, info);
-	int e = rtnl__talk(fd, &r, NULL);
+	mnl_attr_nest_end(r.nlh, other);
+	mnl_attr_nest_end(r.nlh, data);
+	mnl_attr_nest_end(r.nlh, info);
+	int e = rtnl__talk(fd, &r, NULL, NULL);
 	if (e < 0)
 		return error_set(err, -e, "veth %s: %s", name, strerror(-e));
 	return 0;
@@ -197,14 +228,14 @@ int rtnl_link_set(int fd, const char *name, const struct rtnl_link_change *c, st
 	rtnl__start(&r, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
 	rtnl__put_str(&r, IFLA_IFNAME, name);
 	if (c->bridge_hairpin) {
-		struct rtattr *info = rtnl__put(&r, IFLA_LINKINFO, NULL, 0);
+		struct nlattr *info = rtnl__nest(&r, IFLA_LINKINFO);
 		rtnl__put_str(&r, IFLA_INFO_SLAVE_KIND, "bridge");
-		struct rtattr *data = rtnl__put(&r, IFLA_INFO_SLAVE_DATA, NULL, 0);
+		struct nlattr *data = rtnl__nest(&r, IFLA_INFO_SLAVE_DATA);
 		rtnl__put_u8(&r, IFLA_BRPORT_MODE, 1);
-		rtnl__end(&r, data);
-		rtnl__end(&r, info);
+		mnl_attr_nest_end(r.nlh, data);
+		mnl_attr_nest_end(r.nlh, info);
 	}
-	int e = rtnl__talk(fd, &r, NULL);
+	int e = rtnl__talk(fd, &r, NULL, NULL);
 	if (e < 0)
 		return error_set(err, -e, "link %s: %s", name, strerror(-e));
 	return 0;
@@ -216,7 +247,7 @@ int rtnl_link_del(int fd, const char *name, struct error **err)
 	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
 	rtnl__start(&r, RTM_DELLINK, 0, &ifi, sizeof(ifi));
 	rtnl__put_str(&r, IFLA_IFNAME, name);
-	int e = rtnl__talk(fd, &r, NULL);
+	int e = rtnl__talk(fd, &r, NULL, NULL);
 	if (e == -ENODEV)
 		return e;
 	if (e < 0)
@@ -239,7 +270,7 @@ int rtnl_addr_add(int fd, const char *dev, uint32_t addr, unsigned prefix, struc
 	rtnl__start(&r, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof(ifa));
 	rtnl__put_u32(&r, IFA_LOCAL, addr);
 	rtnl__put_u32(&r, IFA_ADDRESS, addr);
-	int e = rtnl__talk(fd, &r, NULL);
+	int e = rtnl__talk(fd, &r, NULL, NULL);
 	if (e < 0)
 		return error_set(err, -e, "address on %s: %s", dev, strerror(-e));
 	return 0;
@@ -257,7 +288,7 @@ int rtnl_route_default(int fd, uint32_t gateway, struct error **err)
 	};
 	rtnl__start(&r, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, sizeof(rt));
 	rtnl__put_u32(&r, RTA_GATEWAY, gateway);
-	int e = rtnl__talk(fd, &r, NULL);
+	int e = rtnl__talk(fd, &r, NULL, NULL);
 	if (e < 0)
 		return error_set(err, -e, "default route: %s", strerror(-e));
 	return 0;

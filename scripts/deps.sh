@@ -6,7 +6,7 @@ liblmdb-dev libcmocka-dev systemd-container git inotify-tools mandoc vim
 rsync nftables iproute2 busybox-static clang clang-format procps psmisc util-linux file
 bind9-dnsutils dnsperf dnsmasq-base curl python3 tzdata libssl-dev openssl
 skopeo docker-registry apache2-utils libjansson-dev libcurl4-openssl-dev
-libmicrohttpd-dev libgnutls28-dev etcd-server etcd-client"
+libmicrohttpd-dev libgnutls28-dev etcd-server etcd-client libmnl-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

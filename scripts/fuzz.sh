@@ -14,7 +14,7 @@ B=${FUZZ_BUILD:-build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-30}
 JOBS=${FUZZ_JOBS:-2}
 CC=${FUZZ_CC:-clang}
-PKGS="yaml-0.1 lmdb fuse3 inih libgit2 jansson libcrypto zlib libcurl libmicrohttpd gnutls"
+PKGS="yaml-0.1 lmdb fuse3 inih libgit2 jansson libcrypto zlib libcurl libmicrohttpd gnutls libmnl"
 
 if ! command -v "$CC" >/dev/null; then
 	echo "fuzz: $CC not found (scripts/deps.sh installs clang)" >&2
