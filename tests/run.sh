@@ -65,7 +65,26 @@ if [ "$mode" != integration ]; then
 	fi
 fi
 
+# machine_whole NAME: after a suite, the machine's device nodes are still
+# what every later suite and nspawn needs (a tool that replaces a file by
+# renaming a new one over it, pointed at /dev/null, makes it a regular
+# file, and systemd-nspawn then refuses to start any container). A suite
+# that broke one fails here, and the node is made again for the next.
+machine_whole() {
+	local dev spec
+	for spec in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+		dev=/dev/${spec%%:*}
+		[ -c "$dev" ] && continue
+		echo "not ok - $1 left $dev a $(stat -c %F "$dev" 2>/dev/null || echo missing file), not a character device"
+		failed=$((failed + 1))
+		rm -f "$dev"
+		spec=${spec#*:}
+		mknod -m 666 "$dev" c "${spec%:*}" "${spec#*:}"
+	done
+}
+
 if [ "$mode" != unit ]; then
+	machine_whole "an earlier run"
 	for t in "$ROOT"/tests/integration/*.sh; do
 		[ -e "$t" ] || continue
 		name=$(basename "$t" .sh)
@@ -83,6 +102,7 @@ if [ "$mode" != unit ]; then
 		grep '^not ok ' "$log" | head -20
 		echo "integration $name: $p passed, $f failed ($((SECONDS - start)) s)"
 		passed=$((passed + p)) failed=$((failed + f))
+		machine_whole "$name"
 	done
 fi
 
