@@ -372,13 +372,15 @@ touch "$T/stop"
 for p in "${BPIDS[@]}"; do wait "$p" 2>/dev/null; done
 BPIDS=()
 # The longest stretch without an acknowledged write on a survivor, from the
-# kill: etcd's election (1 s here) and a request that hung on the dead
-# member (cut at 5 s by corral-fs) at most.
+# kill: etcd's election (1 s here) when host 1's member was not etcd's
+# leader; when it was, the write each survivor had in flight was lost with
+# that leader, and fails (EIO) once corral-fs's 5 s for a request are over
+# (corral-fs(8), Losing etcd): 5 s, the election and the next write at most.
 gap() { awk -v k="$KILL" '$3 > k { print $3 }' "$1" | sort -n | awk -v k="$KILL" '
 	BEGIN { last = k } { if ($1 - last > g) g = $1 - last; last = $1 } END { printf "%d\n", g / 1000000 }'; }
 g2=$(gap "$T/ack2") g3=$(gap "$T/ack3")
-check "writes go on within etcd's election: longest pause ${g2} ms on host 2, ${g3} ms on host 3" \
-	test "$g2" -le 3000 -a "$g3" -le 3000
+check "writes go on within etcd's election and one lost request: longest pause ${g2} ms on host 2, ${g3} ms on host 3" \
+	test "$g2" -le 7500 -a "$g3" -le 7500
 # every name acknowledged reads back on both survivors
 all_acked_on() {
 	on "$1" sh -c 'cd "$1/configmaps" && while read -r n _; do grep -q "^kind:" "$n.yaml" || { echo "$n" >&2; exit 1; }; done' sh "$NS" <"$2"
