@@ -66,6 +66,7 @@ static const struct admission_hook admission__table[] = {
 	.init = limitrange_hook_init,
 	.fini = limitrange_hook_fini,
 	.load = limitrange_hook_load,
+	.follows = true,
 	.reserve = limitrange_hook_reserve,
 	.settle = limitrange_hook_settle,
 	.unreserve = limitrange_hook_unreserve,
@@ -130,6 +131,7 @@ static const struct admission_hook admission__table[] = {
 	.init = quota_hook_init,
 	.fini = quota_hook_fini,
 	.load = quota_hook_load,
+	.follows = true,
 	.reserve = quota_hook_reserve,
 	.settle = quota_hook_settle,
 	.unreserve = quota_hook_unreserve,
@@ -240,6 +242,23 @@ void admission_load(struct admission *a, const struct admission_request *rq)
 	for (size_t i = 0; a && i < a->n; i++) {
 		const struct admission_hook *h = a->slots[i].hook;
 		if (admission__loads(h, rq->kind))
+			h->load(a->slots[i].state, rq);
+	}
+}
+
+bool admission_wants_follow(const struct admission *a, const struct kind_info *k)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		if (a->slots[i].hook->follows && admission__loads(a->slots[i].hook, k))
+			return true;
+	return false;
+}
+
+void admission_follow(struct admission *a, const struct admission_request *rq)
+{
+	for (size_t i = 0; a && i < a->n; i++) {
+		const struct admission_hook *h = a->slots[i].hook;
+		if (h->follows && admission__loads(h, rq->kind))
 			h->load(a->slots[i].state, rq);
 	}
 }

@@ -97,6 +97,9 @@ struct admission_hook {
 	void *(*init)(const struct admission_config *cfg); /* its state */
 	void (*fini)(void *state);
 	void (*load)(void *state, const struct admission_request *rq); /* may be NULL */
+	/* Its load also takes other hosts' changes over a shared store: an
+	 * object replaces what it held of that name, none forgets it. */
+	bool follows;
 	int (*reserve)(void *state, struct admission_request *rq, void **claim, struct error **err);
 	void (*settle)(void *state, const struct admission_request *rq, void *claim);
 	void (*unreserve)(void *state, const struct admission_request *rq, void *claim);
@@ -126,6 +129,12 @@ bool admission_applies(const struct admission *a, const struct kind_info *k);
  * (k is one of its load_kinds). */
 bool admission_wants_load(const struct admission *a, const struct kind_info *k);
 void admission_load(struct admission *a, const struct admission_request *rq);
+/* Whether a hook that follows other hosts' changes wants kind k's. */
+bool admission_wants_follow(const struct admission *a, const struct kind_info *k);
+/* A change another host stored (rq->obj NULL: a deletion), to the hooks
+ * that follow (their load). The others know only this host's writes
+ * (corral-fs(8), The store over etcd). */
+void admission_follow(struct admission *a, const struct admission_request *rq);
 /* The state of a's hook named name, or NULL (for tests). */
 void *admission_hook_state(const struct admission *a, const char *name);
 

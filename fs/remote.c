@@ -3,6 +3,7 @@
  * store's watch thread; never holds the tree lock across a system call on
  * the mount, which this daemon itself serves. */
 #include "remote.h"
+#include "kinds.h"
 #include "log.h"
 #include "namespace.h"
 #include "strmap.h"
@@ -209,6 +210,26 @@ static void remote__relisted(struct fs *fs, uint64_t rv)
 	rm->relist = NULL;
 }
 
+/* Another host's change of key (rec NULL: deleted), to the admission
+ * hooks that follow other hosts' changes (the quotas' charges, the
+ * LimitRanges), so that this host admits on what the cluster holds. */
+static void remote__admission(struct fs *fs, const char *key, const struct store_record *rec)
+{
+	struct treepath tp = {0};
+	if (treepath_parse_key(key, &tp, NULL) < 0)
+		return;
+	const struct kind_info *kind = tp.plural ? kinds_by_plural(tp.plural) : NULL;
+	cleanup_ynode struct ynode *obj = NULL;
+	if (kind && tp.name && admission_wants_follow(fs->admission, kind) &&
+	    (!rec || yaml_parse_one(rec->yaml, rec->len, &obj, NULL) == 0)) {
+		cleanup_free char *owner = xasprintf("%s/%s", tp.ns ? tp.ns : "", tp.name);
+		struct admission_request rq = {
+		    .kind = kind, .ns = tp.ns, .name = tp.name, .owner = owner, .obj = obj};
+		admission_follow(fs->admission, &rq);
+	}
+	treepath_clear(&tp);
+}
+
 static void remote__change(void *data, const char *key, const struct store_record *rec, uint64_t rv)
 {
 	struct fs *fs = data;
@@ -224,6 +245,7 @@ static void remote__change(void *data, const char *key, const struct store_recor
 			remote__relisted(fs, rv);
 		return;
 	}
+	remote__admission(fs, key, rec);
 	if (!rec) {
 		remote__delete(fs, key, rv);
 		return;

@@ -308,6 +308,29 @@ check "each of dev's files has as many commits on every host ($c1)" sh -c \
 # the race's three winners, one commit each after the create
 check "the raced object's history holds its create and the three winners" test "$(echo "$c1" | awk '{ print $4 }')" = 4
 
+# ---- a quota, charged on every host ---------------------------------------------------------
+# Host 1 admits on what every host stored: a ConfigMap made on host 2 is
+# charged on host 1 too, and given back when host 2 deletes it.
+QX=$LM/namespaces/qx
+on 1 mkdir "$QX" || fail "host 1 makes namespace qx"
+root_ca_on() { on "$1" test -e "$QX/configmaps/kube-root-ca.crt.yaml"; }
+root_ca_on_both() { root_ca_on 1 && root_ca_on 2; }
+check "qx's kube-root-ca.crt is on hosts 1 and 2" wait_for 20 root_ca_on_both
+printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: two}\nspec: {hard: {count/configmaps: "2"}}\n' >"$T/two.yaml"
+for c in a b; do printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {k: v}\n' $c >"$T/cm-$c.yaml"; done
+on 1 cp "$T/two.yaml" "$QX/resourcequotas/two.yaml" || fail "host 1 writes qx's quota"
+quota_on() { on "$1" test -e "$QX/resourcequotas/two.yaml"; }
+wait_for 20 quota_on 2 || fail "host 2 sees qx's quota"
+put_cm() { on "$1" cp "$T/cm-$2.yaml" "$QX/configmaps/$2.yaml" 2>/dev/null; } # HOST NAME
+check "host 2 makes ConfigMap a, the quota's second" put_cm 2 a
+a_on_1() { on 1 test -e "$QX/configmaps/a.yaml"; }
+wait_for 20 a_on_1 || fail "host 1 sees ConfigMap a"
+refute "host 1 refuses ConfigMap b: host 2's a is charged there too" put_cm 1 b
+on 2 rm "$QX/configmaps/a.yaml" || fail "host 2 deletes ConfigMap a"
+a_gone_on_1() { ! a_on_1; }
+wait_for 20 a_gone_on_1 || fail "host 1 sees ConfigMap a deleted"
+check "host 1 then takes ConfigMap b: the deletion on host 2 gave a's share back" put_cm 1 b
+
 # ---- pods on host 1, their logs on host 3 ------------------------------------------------
 # Hosts 2 and 3 cordoned while far's pods are placed: both land on host 1.
 for n in lab-2 lab-3; do on 1 "$CORRAL" cordon "$n" --mount "$LM" >/dev/null || fail "cordon $n"; done

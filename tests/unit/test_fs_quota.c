@@ -525,6 +525,30 @@ static void test_quota__a_quota_written_later_counts_what_exists(void **state)
 	admission_free(b);
 }
 
+/* Over a shared store, other hosts' writes reach the quota through
+ * admission_follow (remote.c): what they create is charged here, what
+ * they delete is given back. */
+static void test_quota__other_hosts_changes_are_followed(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(put_quota(f, "q", "{hard: {pods: '2'}}"), 0);
+	const struct kind_info *k = kinds_by_kind("Pod");
+	assert_true(admission_wants_follow(f->a, k));
+	static const char *const names[] = {"far1", "far2"};
+	for (size_t i = 0; i < 2; i++) {
+		cleanup_free char *text = pod(names[i], "", NULL);
+		cleanup_ynode struct ynode *o = NULL;
+		assert_int_equal(yaml_parse_one(text, strlen(text), &o, NULL), 0);
+		struct admission_request rq = {
+		    .kind = k, .ns = "dev", .name = names[i], .owner = "dev/x", .obj = o};
+		admission_follow(f->a, &rq);
+	}
+	assert_int_equal(put_pod(f, "near", "", NULL), -EACCES);
+	struct admission_request gone = {.kind = k, .ns = "dev", .name = "far1", .owner = "dev/x"};
+	admission_follow(f->a, &gone);
+	assert_int_equal(put_pod(f, "near", "", NULL), 0);
+}
+
 static void test_quota__a_share_in_flight_is_held(void **state)
 {
 	(void)state;
@@ -746,6 +770,7 @@ int main(void)
 	    T(test_quota__scoped_quota_counts_only_what_it_selects),
 	    T(test_quota__a_terminal_pod_stops_counting),
 	    T(test_quota__a_quota_written_later_counts_what_exists),
+	    T(test_quota__other_hosts_changes_are_followed),
 	    T(test_quota__a_share_in_flight_is_held),
 	    T(test_quota__a_changed_or_deleted_quota_counts_from_then_on),
 	    T(test_quota__scope_selectors_are_validated),
