@@ -93,6 +93,10 @@ for i in 1 2 3; do
 	first=$((first + k))
 done
 for p in "${NPIDS[@]}"; do wait "$p" || failed "writing the nodes failed: $(cat "$T"/nodes*.out)"; done
+# corral-sched lists the nodes once, at its start: host 1 must have all of
+# them first (those written on hosts 2 and 3 reach it through the watch).
+nodes_on_1() { [ "$(lab_exec 1 sh -c 'ls "$1" | wc -l' sh "$MNT/nodes")" -ge "$NODES" ]; }
+wait_for 120 nodes_on_1 || failed "host 1 does not see the $NODES nodes"
 lab_exec 1 mkdir "$MNT/namespaces/bench" || failed "mkdir of a namespace fails"
 lab_exec 1 "$B/corral-sched" --mount "$MNT" --leader-elect=false >"$T/sched.log" 2>&1 &
 SCHEDPID=$!
