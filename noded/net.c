@@ -243,10 +243,10 @@ void net_veth_name(const char *uid, char out[NET_IFNAME_SIZE])
 }
 
 /* Deletes link name if it is there (a veth of an earlier try). */
-static void net__link_drop(int fd, const char *name)
+static void net__link_drop(struct mnl_socket *nl, const char *name)
 {
 	struct error *err = NULL;
-	if (rtnl_link_del(fd, name, &err) < 0 && err) {
+	if (rtnl_link_del(nl, name, &err) < 0 && err) {
 		log_debug("network: %s", err->msg);
 		error_free(err);
 	}
@@ -257,15 +257,16 @@ static void net__link_drop(int fd, const char *name)
  * link-local one), then up, with hairpin on. Each request waits for the
  * kernel's rtnl lock, which many pods starting at once contend for: no
  * more of them than that. */
-static int net__host_end(struct net *n, int fd, const char *veth, pid_t pause, struct error **err)
+static int net__host_end(struct net *n, struct mnl_socket *nl, const char *veth, pid_t pause,
+			 struct error **err)
 {
 	if (net__link_exists(veth))
-		net__link_drop(fd, veth);
-	if (rtnl_veth_add(fd, veth, n->bridge, "eth0", pause, err) < 0)
+		net__link_drop(nl, veth);
+	if (rtnl_veth_add(nl, veth, n->bridge, "eth0", pause, err) < 0)
 		return -1;
 	const struct rtnl_link_change up = {.up = true, .bridge_hairpin = true};
-	if (net__no_ipv6(veth, err) < 0 || rtnl_link_set(fd, veth, &up, err) < 0) {
-		net__link_drop(fd, veth);
+	if (net__no_ipv6(veth, err) < 0 || rtnl_link_set(nl, veth, &up, err) < 0) {
+		net__link_drop(nl, veth);
 		return -1;
 	}
 	return 0;
@@ -279,15 +280,15 @@ static int net__pod_end(struct net *n, pid_t pause, const char *ip, struct error
 	uint32_t addr, gw;
 	if (cidr_ip_parse(ip, &addr) < 0 || cidr_ip_parse(n->gateway, &gw) < 0)
 		return error_set(err, EINVAL, "%s: not an IPv4 address", ip);
-	int fd = rtnl_open(pause, err);
-	if (fd < 0)
+	struct mnl_socket *nl = rtnl_open(pause, err);
+	if (!nl)
 		return -1;
 	const struct rtnl_link_change up = {.up = true};
 	int r = 0;
-	if (rtnl_addr_add(fd, "eth0", htonl(addr), n->pod_cidr.prefix, err) < 0 ||
-	    rtnl_link_set(fd, "eth0", &up, err) < 0 || rtnl_route_default(fd, htonl(gw), err) < 0)
+	if (rtnl_addr_add(nl, "eth0", htonl(addr), n->pod_cidr.prefix, err) < 0 ||
+	    rtnl_link_set(nl, "eth0", &up, err) < 0 || rtnl_route_default(nl, htonl(gw), err) < 0)
 		r = -1;
-	close(fd);
+	rtnl_close(nl);
 	return r;
 }
 
@@ -295,15 +296,15 @@ int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, stru
 {
 	char veth[NET_IFNAME_SIZE];
 	net_veth_name(uid, veth);
-	int fd = rtnl_open(0, err);
-	if (fd < 0)
+	struct mnl_socket *nl = rtnl_open(0, err);
+	if (!nl)
 		return -1;
-	int r = net__host_end(n, fd, veth, pause, err);
+	int r = net__host_end(n, nl, veth, pause, err);
 	if (r == 0 && net__pod_end(n, pause, ip, err) < 0) {
-		net__link_drop(fd, veth);
+		net__link_drop(nl, veth);
 		r = -1;
 	}
-	close(fd);
+	rtnl_close(nl);
 	if (r < 0)
 		error_prefix(err, "pod network (%s on %s)", ip, n->bridge);
 	return r;
@@ -317,12 +318,12 @@ void net_pod_down(struct net *n, const char *uid)
 	if (!net__link_exists(veth))
 		return;
 	struct error *err = NULL;
-	int fd = rtnl_open(0, &err);
-	if (fd < 0) {
+	struct mnl_socket *nl = rtnl_open(0, &err);
+	if (!nl) {
 		log_warn("network: %s", err->msg);
 		error_free(err);
 		return;
 	}
-	net__link_drop(fd, veth);
-	close(fd);
+	net__link_drop(nl, veth);
+	rtnl_close(nl);
 }

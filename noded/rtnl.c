@@ -1,8 +1,6 @@
 /* rtnl.c: the rtnetlink requests of rtnl.h, built and read with libmnl:
  * a header, the family's fixed part, then attributes (some nested), each
- * request answered by an ack that mnl_cb_run() turns into 0 or an errno.
- * The socket stays a plain fd (rtnl.h's contract): each request wraps a
- * duplicate of it in a struct mnl_socket for the request's length. */
+ * request answered by an ack that mnl_cb_run() turns into 0 or an errno. */
 #include "rtnl.h"
 #include "util.h"
 
@@ -89,19 +87,10 @@ static void rtnl__mnl_closep(struct mnl_socket **nl)
 
 #define cleanup_mnl __attribute__((cleanup(rtnl__mnl_closep)))
 
-/* Sends r on fd and reads until its ack: 0, or the kernel's -errno.
+/* Sends r on nl and reads until its ack: 0, or the kernel's -errno.
  * Answers before the ack (RTM_GETLINK's) go to on_reply, when given. */
-static int rtnl__talk(int fd, struct rtnl__req *r, mnl_cb_t on_reply, void *data)
+static int rtnl__talk(struct mnl_socket *nl, struct rtnl__req *r, mnl_cb_t on_reply, void *data)
 {
-	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (own < 0)
-		return -errno;
-	cleanup_mnl struct mnl_socket *nl = mnl_socket_fdopen(own);
-	if (!nl) {
-		int e = errno;
-		close(own);
-		return -e;
-	}
 	uint32_t seq = r->nlh->nlmsg_seq;
 	if (mnl_socket_sendto(nl, r->nlh, r->nlh->nlmsg_len) < 0)
 		return -errno;
@@ -120,7 +109,7 @@ static int rtnl__talk(int fd, struct rtnl__req *r, mnl_cb_t on_reply, void *data
 	}
 }
 
-int rtnl_open(pid_t pid, struct error **err)
+struct mnl_socket *rtnl_open(pid_t pid, struct error **err)
 {
 	cleanup_close int there = -1;
 	cleanup_close int here = -1;
@@ -129,11 +118,12 @@ int rtnl_open(pid_t pid, struct error **err)
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
 		there = open(path, O_RDONLY | O_CLOEXEC);
 		if (there < 0)
-			return error_set(err, errno, "%s: %s", path, strerror(errno));
+			return error_set(err, errno, "%s: %s", path, strerror(errno)), NULL;
 		here = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 		if (here < 0)
 			return error_set(err, errno, "/proc/thread-self/ns/net: %s",
-					 strerror(errno));
+					 strerror(errno)),
+			       NULL;
 	}
 	cleanup_mnl struct mnl_socket *nl = NULL;
 	int e = 0;
@@ -150,16 +140,19 @@ int rtnl_open(pid_t pid, struct error **err)
 	}
 	if (!nl && pid > 0)
 		return error_set(err, e, "netlink socket in the namespace of %d: %s", (int)pid,
-				 strerror(e));
+				 strerror(e)),
+		       NULL;
 	if (!nl)
-		return error_set(err, e, "netlink socket: %s", strerror(e));
+		return error_set(err, e, "netlink socket: %s", strerror(e)), NULL;
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		return error_set(err, errno, "netlink socket: bind: %s", strerror(errno));
-	/* the caller's is the socket alone, not libmnl's wrapper around it */
-	int fd = fcntl(mnl_socket_get_fd(nl), F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return error_set(err, errno, "netlink socket: %s", strerror(errno));
-	return fd;
+		return error_set(err, errno, "netlink socket: bind: %s", strerror(errno)), NULL;
+	return steal_pointer(&nl);
+}
+
+void rtnl_close(struct mnl_socket *nl)
+{
+	if (nl)
+		mnl_socket_close(nl);
 }
 
 /* RTM_GETLINK's answer: the link's index into *data. */
@@ -174,23 +167,23 @@ static int rtnl__on_link(const struct nlmsghdr *nlh, void *data)
 }
 
 /* The index of link name, or a negative errno. */
-static int rtnl__index(int fd, const char *name)
+static int rtnl__index(struct mnl_socket *nl, const char *name)
 {
 	struct rtnl__req r;
 	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
 	rtnl__start(&r, RTM_GETLINK, 0, &ifi, sizeof(ifi));
 	rtnl__put_str(&r, IFLA_IFNAME, name);
 	int index = 0;
-	int e = rtnl__talk(fd, &r, rtnl__on_link, &index);
+	int e = rtnl__talk(nl, &r, rtnl__on_link, &index);
 	if (e < 0)
 		return e;
 	return index > 0 ? index : -ENODEV;
 }
 
-int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer, pid_t peer_ns,
-		  struct error **err)
+int rtnl_veth_add(struct mnl_socket *nl, const char *name, const char *master, const char *peer,
+		  pid_t peer_ns, struct error **err)
 {
-	int bridge = rtnl__index(fd, master);
+	int bridge = rtnl__index(nl, master);
 	if (bridge < 0)
 		return error_set(err, -bridge, "%s: %s", master, strerror(-bridge));
 	struct rtnl__req r;
@@ -209,13 +202,14 @@ int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer
 	mnl_attr_nest_end(r.nlh, other);
 	mnl_attr_nest_end(r.nlh, data);
 	mnl_attr_nest_end(r.nlh, info);
-	int e = rtnl__talk(fd, &r, NULL, NULL);
+	int e = rtnl__talk(nl, &r, NULL, NULL);
 	if (e < 0)
 		return error_set(err, -e, "veth %s: %s", name, strerror(-e));
 	return 0;
 }
 
-int rtnl_link_set(int fd, const char *name, const struct rtnl_link_change *c, struct error **err)
+int rtnl_link_set(struct mnl_socket *nl, const char *name, const struct rtnl_link_change *c,
+		  struct error **err)
 {
 	struct rtnl__req r;
 	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
@@ -235,19 +229,19 @@ int rtnl_link_set(int fd, const char *name, const struct rtnl_link_change *c, st
 		mnl_attr_nest_end(r.nlh, data);
 		mnl_attr_nest_end(r.nlh, info);
 	}
-	int e = rtnl__talk(fd, &r, NULL, NULL);
+	int e = rtnl__talk(nl, &r, NULL, NULL);
 	if (e < 0)
 		return error_set(err, -e, "link %s: %s", name, strerror(-e));
 	return 0;
 }
 
-int rtnl_link_del(int fd, const char *name, struct error **err)
+int rtnl_link_del(struct mnl_socket *nl, const char *name, struct error **err)
 {
 	struct rtnl__req r;
 	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
 	rtnl__start(&r, RTM_DELLINK, 0, &ifi, sizeof(ifi));
 	rtnl__put_str(&r, IFLA_IFNAME, name);
-	int e = rtnl__talk(fd, &r, NULL, NULL);
+	int e = rtnl__talk(nl, &r, NULL, NULL);
 	if (e == -ENODEV)
 		return e;
 	if (e < 0)
@@ -255,9 +249,10 @@ int rtnl_link_del(int fd, const char *name, struct error **err)
 	return 0;
 }
 
-int rtnl_addr_add(int fd, const char *dev, uint32_t addr, unsigned prefix, struct error **err)
+int rtnl_addr_add(struct mnl_socket *nl, const char *dev, uint32_t addr, unsigned prefix,
+		  struct error **err)
 {
-	int index = rtnl__index(fd, dev);
+	int index = rtnl__index(nl, dev);
 	if (index < 0)
 		return error_set(err, -index, "%s: %s", dev, strerror(-index));
 	struct rtnl__req r;
@@ -270,13 +265,13 @@ int rtnl_addr_add(int fd, const char *dev, uint32_t addr, unsigned prefix, struc
 	rtnl__start(&r, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof(ifa));
 	rtnl__put_u32(&r, IFA_LOCAL, addr);
 	rtnl__put_u32(&r, IFA_ADDRESS, addr);
-	int e = rtnl__talk(fd, &r, NULL, NULL);
+	int e = rtnl__talk(nl, &r, NULL, NULL);
 	if (e < 0)
 		return error_set(err, -e, "address on %s: %s", dev, strerror(-e));
 	return 0;
 }
 
-int rtnl_route_default(int fd, uint32_t gateway, struct error **err)
+int rtnl_route_default(struct mnl_socket *nl, uint32_t gateway, struct error **err)
 {
 	struct rtnl__req r;
 	struct rtmsg rt = {
@@ -288,7 +283,7 @@ int rtnl_route_default(int fd, uint32_t gateway, struct error **err)
 	};
 	rtnl__start(&r, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, sizeof(rt));
 	rtnl__put_u32(&r, RTA_GATEWAY, gateway);
-	int e = rtnl__talk(fd, &r, NULL, NULL);
+	int e = rtnl__talk(nl, &r, NULL, NULL);
 	if (e < 0)
 		return error_set(err, -e, "default route: %s", strerror(-e));
 	return 0;

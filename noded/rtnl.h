@@ -17,27 +17,32 @@
 
 #include "error.h"
 
-/* A route socket in the network namespace of process pid (0: the
- * caller's); close() it. The calling thread enters that namespace for
- * the socket() alone. */
-int rtnl_open(pid_t pid, struct error **err);
+struct mnl_socket;
+
+/* A route socket (libmnl's) in the network namespace of process pid (0:
+ * the caller's), or NULL; rtnl_close() it. The calling thread enters that
+ * namespace for the socket() alone. */
+struct mnl_socket *rtnl_open(pid_t pid, struct error **err);
+void rtnl_close(struct mnl_socket *nl); /* NULL is fine */
 
 /* The veth pair name (down, a port of master) and peer, moved into the
  * network namespace of process peer_ns. */
-int rtnl_veth_add(int fd, const char *name, const char *master, const char *peer, pid_t peer_ns,
-		  struct error **err);
+int rtnl_veth_add(struct mnl_socket *nl, const char *name, const char *master, const char *peer,
+		  pid_t peer_ns, struct error **err);
 
 struct rtnl_link_change {
 	bool up;	     /* bring it up */
 	bool bridge_hairpin; /* a bridge port: hairpin on */
 };
 
-int rtnl_link_set(int fd, const char *name, const struct rtnl_link_change *c, struct error **err);
+int rtnl_link_set(struct mnl_socket *nl, const char *name, const struct rtnl_link_change *c,
+		  struct error **err);
 /* -ENODEV (and err unset) when there is no such link. */
-int rtnl_link_del(int fd, const char *name, struct error **err);
+int rtnl_link_del(struct mnl_socket *nl, const char *name, struct error **err);
 /* IPv4 address addr/prefix (network byte order) on link dev. */
-int rtnl_addr_add(int fd, const char *dev, uint32_t addr, unsigned prefix, struct error **err);
+int rtnl_addr_add(struct mnl_socket *nl, const char *dev, uint32_t addr, unsigned prefix,
+		  struct error **err);
 /* The IPv4 default route through gateway (network byte order). */
-int rtnl_route_default(int fd, uint32_t gateway, struct error **err);
+int rtnl_route_default(struct mnl_socket *nl, uint32_t gateway, struct error **err);
 
 #endif

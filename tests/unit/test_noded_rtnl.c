@@ -50,10 +50,10 @@ static void test_rtnl_open__socket_in_own_namespace(void **state)
 {
 	(void)state;
 	struct error *err = NULL;
-	int fd = rtnl_open(0, &err);
-	assert_true(fd >= 0);
+	struct mnl_socket *nl = rtnl_open(0, &err);
+	assert_non_null(nl);
 	assert_null(err);
-	close(fd);
+	rtnl_close(nl);
 }
 
 static void test_rtnl_open__missing_process_names_its_namespace(void **state)
@@ -63,7 +63,7 @@ static void test_rtnl_open__missing_process_names_its_namespace(void **state)
 	char want[64];
 	snprintf(want, sizeof(want), "/proc/%d/ns/net: ", (int)pid);
 	struct error *err = NULL;
-	assert_true(rtnl_open(pid, &err) < 0);
+	assert_true(rtnl_open(pid, &err) == NULL);
 	assert_non_null(err);
 	assert_int_equal(err->status, ENOENT);
 	assert_memory_equal(err->msg, want, strlen(want));
@@ -75,10 +75,10 @@ static void test_rtnl_open__thread_stays_in_its_namespace(void **state)
 	(void)state;
 	ino_t before = thread_netns();
 	struct error *err = NULL;
-	int fd = rtnl_open(getpid(), &err);
-	assert_true(fd >= 0);
+	struct mnl_socket *nl = rtnl_open(getpid(), &err);
+	assert_non_null(nl);
 	assert_int_equal(thread_netns(), before);
-	close(fd);
+	rtnl_close(nl);
 }
 
 /* A request that failed with -status and said msg. */
@@ -95,14 +95,14 @@ static void test_rtnl__missing_link_or_bridge_says_which(void **state)
 {
 	(void)state;
 	struct error *err = NULL;
-	int fd = rtnl_open(0, &err);
-	assert_true(fd >= 0);
-	int r = rtnl_addr_add(fd, NO_SUCH_LINK, htonl(0x0a090002), 24, &err);
+	struct mnl_socket *nl = rtnl_open(0, &err);
+	assert_non_null(nl);
+	int r = rtnl_addr_add(nl, NO_SUCH_LINK, htonl(0x0a090002), 24, &err);
 	assert_refused(r, err, ENODEV, NO_SUCH_LINK ": No such device");
 	err = NULL;
-	r = rtnl_veth_add(fd, "crvnosuch1", NO_SUCH_LINK, "eth0", getpid(), &err);
+	r = rtnl_veth_add(nl, "crvnosuch1", NO_SUCH_LINK, "eth0", getpid(), &err);
 	assert_refused(r, err, ENODEV, NO_SUCH_LINK ": No such device");
-	close(fd);
+	rtnl_close(nl);
 }
 
 static void test_rtnl_link_del__missing_link_is_enodev_without_error(void **state)
@@ -111,11 +111,11 @@ static void test_rtnl_link_del__missing_link_is_enodev_without_error(void **stat
 	if (geteuid() != 0)
 		skip(); /* the kernel refuses the request itself: EPERM */
 	struct error *err = NULL;
-	int fd = rtnl_open(0, &err);
-	assert_true(fd >= 0);
-	assert_int_equal(rtnl_link_del(fd, NO_SUCH_LINK, &err), -ENODEV);
+	struct mnl_socket *nl = rtnl_open(0, &err);
+	assert_non_null(nl);
+	assert_int_equal(rtnl_link_del(nl, NO_SUCH_LINK, &err), -ENODEV);
 	assert_null(err);
-	close(fd);
+	rtnl_close(nl);
 }
 
 /* Steps of the sandbox below; the child exits with the one that failed. */
@@ -177,18 +177,18 @@ static int sandbox_pod_network(pid_t pause)
 	struct error *err = NULL;
 	if (system("ip link add crtbr0 type bridge && ip link set crtbr0 up") != 0)
 		return sandbox_failed(SANDBOX_BRIDGE, NULL);
-	int fd = rtnl_open(0, &err);
-	if (fd < 0)
+	struct mnl_socket *nl = rtnl_open(0, &err);
+	if (!nl)
 		return sandbox_failed(SANDBOX_OPEN, err);
-	if (rtnl_veth_add(fd, "crvtest0", "crtbr0", "eth0", pause, &err) < 0)
+	if (rtnl_veth_add(nl, "crvtest0", "crtbr0", "eth0", pause, &err) < 0)
 		return sandbox_failed(SANDBOX_VETH, err);
 	const struct rtnl_link_change host = {.up = true, .bridge_hairpin = true};
-	if (rtnl_link_set(fd, "crvtest0", &host, &err) < 0)
+	if (rtnl_link_set(nl, "crvtest0", &host, &err) < 0)
 		return sandbox_failed(SANDBOX_HOST_UP, err);
 	if (system("ip -d link show dev crvtest0 | grep -q 'hairpin on'") != 0)
 		return sandbox_failed(SANDBOX_HAIRPIN, NULL);
-	int pod = rtnl_open(pause, &err);
-	if (pod < 0)
+	struct mnl_socket *pod = rtnl_open(pause, &err);
+	if (!pod)
 		return sandbox_failed(SANDBOX_OPEN_POD, err);
 	const struct rtnl_link_change up = {.up = true};
 	if (rtnl_addr_add(pod, "eth0", htonl(0x0a090002), 24, &err) < 0)
@@ -207,17 +207,17 @@ static int sandbox_pod_network(pid_t pause)
 		return sandbox_failed(SANDBOX_ROUTE_AGAIN, err);
 	error_free(err);
 	err = NULL;
-	if (rtnl_veth_add(fd, "crvtest0", "crtbr0", "eth0", pause, &err) != -EEXIST ||
+	if (rtnl_veth_add(nl, "crvtest0", "crtbr0", "eth0", pause, &err) != -EEXIST ||
 	    strcmp(err->msg, "veth crvtest0: File exists") != 0)
 		return sandbox_failed(SANDBOX_VETH_AGAIN, err);
 	error_free(err);
 	err = NULL;
-	if (rtnl_link_del(fd, "crvtest0", &err) != 0)
+	if (rtnl_link_del(nl, "crvtest0", &err) != 0)
 		return sandbox_failed(SANDBOX_DEL, err);
-	if (rtnl_link_del(fd, "crvtest0", &err) != -ENODEV || err)
+	if (rtnl_link_del(nl, "crvtest0", &err) != -ENODEV || err)
 		return sandbox_failed(SANDBOX_DEL_AGAIN, err);
-	close(pod);
-	close(fd);
+	rtnl_close(pod);
+	rtnl_close(nl);
 	return SANDBOX_OK;
 }
 
