@@ -88,6 +88,25 @@ static int remote__set_text(struct fs *fs, uint64_t ino, void *data)
 	return 0;
 }
 
+/* Another host's change of the object at tp (rec NULL: deleted), to the
+ * admission hooks that follow other hosts' changes (the quotas' charges,
+ * the LimitRanges: a namespace's, both), so that this host admits on what
+ * the cluster holds. */
+static void remote__admission(struct fs *fs, const struct treepath *tp,
+			      const struct store_record *rec)
+{
+	const struct kind_info *kind = tp->ns && tp->plural ? kinds_by_plural(tp->plural) : NULL;
+	if (!kind || !tp->name || !admission_wants_follow(fs->admission, kind))
+		return;
+	cleanup_ynode struct ynode *obj = NULL;
+	if (rec && yaml_parse_one(rec->yaml, rec->len, &obj, NULL) < 0)
+		return;
+	cleanup_free char *owner = xasprintf("%s/%s", tp->ns, tp->name);
+	struct admission_request rq = {
+	    .kind = kind, .ns = tp->ns, .name = tp->name, .owner = owner, .obj = obj};
+	admission_follow(fs->admission, &rq);
+}
+
 /* Applies a put to the tree: 1 when the file must be replayed, 0 when the
  * tree has it already. */
 static int remote__put(struct fs *fs, const char *key, const struct store_record *rec, bool *new_ns)
@@ -95,6 +114,7 @@ static int remote__put(struct fs *fs, const char *key, const struct store_record
 	struct treepath tp = {0};
 	if (treepath_parse_key(key, &tp, NULL) < 0)
 		return 0;
+	remote__admission(fs, &tp, rec);
 	cleanup_free char *fname = xasprintf("%s.yaml", tp.name);
 	uint64_t ino = 0;
 	FS_LOCK_W(fs);
@@ -144,6 +164,7 @@ static void remote__delete(struct fs *fs, const char *key, uint64_t rv)
 	struct treepath tp = {0};
 	if (treepath_parse_key(key, &tp, NULL) < 0)
 		return;
+	remote__admission(fs, &tp, NULL);
 	cleanup_free char *fname = xasprintf("%s.yaml", tp.name);
 	bool ns_object = false;
 	FS_LOCK_R(fs);
@@ -210,26 +231,6 @@ static void remote__relisted(struct fs *fs, uint64_t rv)
 	rm->relist = NULL;
 }
 
-/* Another host's change of key (rec NULL: deleted), to the admission
- * hooks that follow other hosts' changes (the quotas' charges, the
- * LimitRanges), so that this host admits on what the cluster holds. */
-static void remote__admission(struct fs *fs, const char *key, const struct store_record *rec)
-{
-	struct treepath tp = {0};
-	if (treepath_parse_key(key, &tp, NULL) < 0)
-		return;
-	const struct kind_info *kind = tp.plural ? kinds_by_plural(tp.plural) : NULL;
-	cleanup_ynode struct ynode *obj = NULL;
-	if (kind && tp.name && admission_wants_follow(fs->admission, kind) &&
-	    (!rec || yaml_parse_one(rec->yaml, rec->len, &obj, NULL) == 0)) {
-		cleanup_free char *owner = xasprintf("%s/%s", tp.ns ? tp.ns : "", tp.name);
-		struct admission_request rq = {
-		    .kind = kind, .ns = tp.ns, .name = tp.name, .owner = owner, .obj = obj};
-		admission_follow(fs->admission, &rq);
-	}
-	treepath_clear(&tp);
-}
-
 static void remote__change(void *data, const char *key, const struct store_record *rec, uint64_t rv)
 {
 	struct fs *fs = data;
@@ -245,7 +246,6 @@ static void remote__change(void *data, const char *key, const struct store_recor
 			remote__relisted(fs, rv);
 		return;
 	}
-	remote__admission(fs, key, rec);
 	if (!rec) {
 		remote__delete(fs, key, rv);
 		return;

@@ -326,6 +326,7 @@ check "host 2 makes ConfigMap a, the quota's second" put_cm 2 a
 a_on_1() { on 1 test -e "$QX/configmaps/a.yaml"; }
 wait_for 20 a_on_1 || fail "host 1 sees ConfigMap a"
 refute "host 1 refuses ConfigMap b: host 2's a is charged there too" put_cm 1 b
+refute "... and stores nothing of b" on 1 test -e "$QX/configmaps/b.yaml"
 on 2 rm "$QX/configmaps/a.yaml" || fail "host 2 deletes ConfigMap a"
 a_gone_on_1() { ! a_on_1; }
 wait_for 20 a_gone_on_1 || fail "host 1 sees ConfigMap a deleted"
