@@ -14,7 +14,7 @@
 #include "errors.h"
 #include "notifier.h"
 #include "tree.h"
-#include "workers.h"
+#include "workpool.h"
 #include "write.h"
 
 struct fs {
@@ -30,7 +30,8 @@ struct fs {
 	struct errors *errors;	       /* .errors */
 	uint64_t errors_ino;
 	struct notifier *notifier; /* invalidations outside the request */
-	struct workers *workers;   /* requests that write the store */
+	struct workpool *workers;  /* requests that write the store: a job
+				    * replies to its request itself */
 	struct remote *remote;	   /* other writers' changes (remote.h) */
 	atomic_size_t scratch_bytes;
 	char hostname[256];

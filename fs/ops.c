@@ -2398,7 +2398,7 @@ static void fs__run_job(void *arg)
 
 static void fs__queue(struct fs *fs, struct fs__job *job)
 {
-	workers_queue(fs->workers, fs__run_job, job);
+	workpool_submit(fs->workers, fs__run_job, NULL, job, 0);
 }
 
 static struct fs__job *fs__job(enum fs__op op, fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -2577,7 +2577,8 @@ struct fs *fs_new(struct store *store, const char *gitdir)
 	fs->admission = fs__admission(fs);
 	fs->errors = errors_new();
 	fs->notifier = notifier_new();
-	fs->workers = workers_new();
+	fs->workers =
+	    workpool_new(&(const struct workpool_opts){0}, NULL); /* no loop: cannot fail */
 	pthread_mutex_init(&fs->quiet_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -2764,7 +2765,7 @@ int fs_start(struct fs *fs, struct fuse_session *se, const char *mountpoint, str
 	fs->se = se;
 	int r = notifier_start(fs->notifier, se, err);
 	if (r == 0)
-		r = workers_start(fs->workers, FS_WORKERS, err);
+		r = workpool_start(fs->workers, FS_WORKERS, err);
 	return r < 0 ? r : remote_start(fs, mountpoint, err);
 }
 
@@ -2775,7 +2776,7 @@ void fs_free(struct fs *fs)
 	/* The replays first: they wait on the workers; then the workers:
 	 * what they still run may queue invalidations. */
 	remote_stop(fs);
-	workers_free(fs->workers);
+	workpool_free(fs->workers);
 	notifier_free(fs->notifier);
 	errors_free(fs->errors);
 	admission_free(fs->admission);

@@ -6,7 +6,7 @@
 #include "nodeaddr.h"
 #include "treepath.h"
 #include "util.h"
-#include "workers.h"
+#include "workpool.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -22,7 +22,7 @@ struct remotelogs {
 	struct store *store;
 	char *ca_file, *cert_file, *key_file;
 	long timeout_ms;
-	struct workers *workers;
+	struct workpool *workers;
 	pthread_mutex_t lock;
 	CURL *pool[REMOTELOGS__POOL]; /* idle handles, under lock */
 	size_t npool;
@@ -315,7 +315,7 @@ static void remotelogs__queue(struct remotelogs *rl, struct remotelogs__job *j, 
 {
 	j->rl = rl;
 	j->url = xstrdup(url);
-	workers_queue(rl->workers, remotelogs__run, j);
+	workpool_submit(rl->workers, remotelogs__run, NULL, j, 0);
 }
 
 void remotelogs_reply_entry(struct remotelogs *rl, fuse_req_t req, const struct fuse_entry_param *e,
@@ -374,20 +374,21 @@ struct remotelogs *remotelogs_new(struct store *store, const struct remotelogs_o
 	rl->key_file = xstrdup(o->key_file);
 	rl->timeout_ms = o->timeout_ms ? (long)o->timeout_ms : REMOTELOGS_TIMEOUT_MS;
 	pthread_mutex_init(&rl->lock, NULL);
-	rl->workers = workers_new();
+	rl->workers =
+	    workpool_new(&(const struct workpool_opts){0}, NULL); /* no loop: cannot fail */
 	return rl;
 }
 
 int remotelogs_start(struct remotelogs *rl, struct error **err)
 {
-	return rl ? workers_start(rl->workers, REMOTELOGS_THREADS, err) : 0;
+	return rl ? workpool_start(rl->workers, REMOTELOGS_THREADS, err) : 0;
 }
 
 void remotelogs_free(struct remotelogs *rl)
 {
 	if (!rl)
 		return;
-	workers_free(rl->workers);
+	workpool_free(rl->workers);
 	for (size_t i = 0; i < rl->npool; i++)
 		curl_easy_cleanup(rl->pool[i]);
 	pthread_mutex_destroy(&rl->lock);
