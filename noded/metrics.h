@@ -33,7 +33,7 @@
 
 #define METRICS_HOLLOW_CPU    "hollow.corral.io/cpu"
 #define METRICS_HOLLOW_MEMORY "hollow.corral.io/memory"
-#define METRICS_BUF	      32
+#define METRICS_BUF	      48
 
 struct pods;
 struct runtime;
