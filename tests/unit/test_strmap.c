@@ -121,11 +121,11 @@ static void test_strmap__borrows_keys(void **state)
 	struct strmap *m = strmap_new_borrowing();
 	char *keys[100];
 	for (int i = 0; i < 100; i++) {
-		keys[i] = malloc(16);
-		snprintf(keys[i], 16, "name-%d", i);
+		keys[i] = malloc(32);
+		snprintf(keys[i], 32, "name-%d", i);
 		assert_null(strmap_set(m, keys[i], keys[i]));
 	}
-	char probe[16];
+	char probe[32];
 	snprintf(probe, sizeof(probe), "name-%d", 42);
 	assert_ptr_equal(strmap_get(m, probe), keys[42]);
 	const char *k;
