@@ -420,9 +420,18 @@ static bool zone__dashed_ip(const uint8_t *label, uint8_t ip[4])
 	return i == len + 1;
 }
 
-void zone_prefetch(const struct zone *z, const uint8_t *lname, bool deep)
+void zone_prefetch(const struct zone *z, const uint8_t *lname, uint16_t qtype, int stage)
 {
-	strmap_prefetchn(z->nodes, lname, dns_name_len(lname), deep);
+	size_t len = dns_name_len(lname);
+	if (stage < 2) {
+		strmap_prefetchn(z->nodes, lname, len, stage == 1);
+		return;
+	}
+	const struct zone_node *n = strmap_getn(z->nodes, lname, len);
+	int slot = zone_answer_slot(z, qtype);
+	const struct zone_answer *a = n && slot >= 0 ? zone_answer_get(n, slot) : NULL;
+	if (a)
+		__builtin_prefetch(a);
 }
 
 const struct zone_node *zone_find(const struct zone *z, const uint8_t *lname)

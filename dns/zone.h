@@ -103,9 +103,12 @@ void zone_set_service(struct zone *z, const char *ns, const char *name, const st
 
 /* lname: a lower-cased wire name. */
 void zone_lookup(const struct zone *z, const uint8_t *lname, struct zone_result *res);
-/* Prefetches what zone_lookup(z, lname) will read (strmap_prefetchn()):
- * a pass over a batch of names, then a deep one, then their lookups. */
-void zone_prefetch(const struct zone *z, const uint8_t *lname, bool deep);
+/* Prefetches what answering a query of lname and qtype will read, without
+ * waiting for it: stage 0 its index slot, 1 the node that slot holds
+ * (strmap_prefetchn()), 2 the node's ready answer. For a batch: a pass of
+ * each stage over its names, then the answers, whose misses then overlap
+ * instead of following one another. */
+void zone_prefetch(const struct zone *z, const uint8_t *lname, uint16_t qtype, int stage);
 /* The node of lname, or NULL (for additional records). */
 const struct zone_node *zone_find(const struct zone *z, const uint8_t *lname);
 
