@@ -7,11 +7,16 @@
 #   1. corral-dns serving them with --threads 1 and, in a second process,
 #      --threads 2 (BENCH_DNS_THREADS, "1 2"), and dnsmasq (--no-resolv
 #      --no-hosts --addn-hosts) serving the same names from a hosts file,
-#      all on loopback; dnsperf asks each the same shuffled A queries for
-#      BENCH_SECONDS (10) per round, in turn, BENCH_ROUNDS (2) rounds; the
-#      best round of each counts. Prints the qps of each and each
+#      all on loopback, and the floor: bench/dnsfloor.c, a minimal UDP
+#      responder that answers every query with the same A record (one
+#      process per thread count, as many threads, each its own socket,
+#      recvmmsg/sendmmsg batches); dnsperf asks each the same shuffled A
+#      queries for BENCH_SECONDS (10) per round, in turn, BENCH_ROUNDS (2)
+#      rounds; the best round of each counts. Prints the qps of each, each
 #      corral-dns's ratio to dnsmasq in the same run (target: corral-dns
-#      >= 2.5x dnsmasq), and the CPU each server and
+#      >= 2.5x dnsmasq) and to the floor of its thread count, the floor's
+#      ratio to dnsmasq (the most any server could show here), and the CPU
+#      each server and
 #      dnsperf used in its round (on a small machine dnsperf itself may be
 #      what limits the rate: then its CPU is near the time of the round
 #      times its threads).
@@ -34,7 +39,7 @@ NSVC=${BENCH_SERVICES:-10000}
 SECS=${BENCH_SECONDS:-10}
 ROUNDS=${BENCH_ROUNDS:-2}
 NCHG=${BENCH_CHANGES:-50}
-PORT=10253 DMPORT=10254
+PORT=10253 DMPORT=10254 FLOORPORT=10260
 THREADS=${BENCH_DNS_THREADS:-1 2}
 [ "$(id -u)" = 0 ] || die "needs root (it mounts)"
 for x in "$FS" "$DNS"; do [ -x "$x" ] || die "no $x (run make)"; done
@@ -59,6 +64,8 @@ trap finish EXIT
 
 cc -O2 -std=gnu11 -D_GNU_SOURCE -iquote "$SRC/dns" -iquote "$SRC/lib" -o "$T/dnslat" \
 	"$SRC/bench/dnslat.c" "$SRC/dns/wire.c" || die "cannot build dnslat"
+cc -O2 -std=gnu11 -D_GNU_SOURCE -pthread -o "$T/dnsfloor" "$SRC/bench/dnsfloor.c" ||
+	die "cannot build dnsfloor"
 
 "$FS" -f --state "$T/state" "$M" >>"$T/fs.log" 2>&1 &
 FSPID=$!
@@ -92,10 +99,14 @@ for ((i = 0; i < NSVC; i++)); do echo "$(ip_of $i) s$i.bench.svc.cluster.local";
 for ((i = 0; i < NSVC; i++)); do echo "s$i.bench.svc.cluster.local A"; done | shuf >"$T/queries"
 
 # one corral-dns per thread count, each on a port of its own (the first:
-# PORT, the one dnslat asks)
-declare -A DNSPORT DNSPID
+# PORT, the one dnslat asks), and one floor per thread count
+declare -A DNSPORT DNSPID FLPORT FLPID
 p=$PORT
 for t in $THREADS; do
+	FLPORT[$t]=$((FLOORPORT + t))
+	"$T/dnsfloor" "${FLPORT[$t]}" "$t" 10.96.0.1 >>"$T/dnsfloor-$t.log" 2>&1 &
+	FLPID[$t]=$!
+	PIDS+=($!)
 	DNSPORT[$t]=$p
 	"$DNS" --mount "$M" --listen 127.0.0.1 --port "$p" --health-port 0 --metrics-port 0 \
 		--threads "$t" --register-service=false --log-level warn >>"$T/dns-$t.log" 2>&1 &
@@ -117,6 +128,10 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 for t in $THREADS; do answers "${DNSPORT[$t]}" || die "corral-dns --threads $t does not answer (see $T/dns-$t.log)"; done
+for t in $THREADS; do
+	[ "$(dig @127.0.0.1 -p "${FLPORT[$t]}" +short +time=1 +tries=1 s0.bench.svc.cluster.local)" = 10.96.0.1 ] ||
+		die "dnsfloor $t does not answer (see $T/dnsfloor-$t.log)"
+done
 answers $DMPORT || die "dnsmasq does not answer"
 # cpu PID: the user and system time a process has used, in clock ticks
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -154,9 +169,9 @@ qps() {
 # BENCH_PERF profiles the corral-dns with the most threads
 PERFPORT=
 for t in $THREADS; do PERFPORT=${DNSPORT[$t]}; done
-declare -A BEST
+declare -A BEST FLBEST
 best_d=0
-for t in $THREADS; do BEST[$t]=0; done
+for t in $THREADS; do BEST[$t]=0 FLBEST[$t]=0; done
 for r in $(seq "$ROUNDS"); do
 	d=$(qps $DMPORT $DMPID)
 	line="bench: round $r: dnsmasq $d qps ($(cat "$T/cpu-$DMPORT"))"
@@ -164,6 +179,9 @@ for r in $(seq "$ROUNDS"); do
 		c=$(qps "${DNSPORT[$t]}" "${DNSPID[$t]}")
 		line="$line; corral-dns --threads $t $c qps ($(cat "$T/cpu-${DNSPORT[$t]}"))"
 		BEST[$t]=$(echo "$c ${BEST[$t]}" | awk '{print ($1 > $2) ? $1 : $2}')
+		f=$(qps "${FLPORT[$t]}" "${FLPID[$t]}")
+		line="$line; floor, $t thread(s) $f qps ($(cat "$T/cpu-${FLPORT[$t]}"))"
+		FLBEST[$t]=$(echo "$f ${FLBEST[$t]}" | awk '{print ($1 > $2) ? $1 : $2}')
 	done
 	echo "$line [CPU: % of one core; the machine's busy time: % of its $(nproc) cores]"
 	best_d=$(echo "$d $best_d" | awk '{print ($1 > $2) ? $1 : $2}')
@@ -176,9 +194,12 @@ lat=$("$T/dnslat" "$M/namespaces/bench/endpoints/lat.yaml" lat.bench.svc.cluster
 
 echo
 printf '%-44s %14s %14s %8s\n' "metric" "corral-dns" "baseline" "ratio"
+# row METRIC A B: A, B and A / B
+row() { printf '%-44s %14.0f %14.0f %7.2fx\n' "$1" "$2" "$3" "$(echo "$2 $3" | awk '{print $1 / $2}')"; }
 for t in $THREADS; do
-	printf '%-44s %14.0f %14.0f %7.2fx\n' "A queries/s, --threads $t [dnsmasq hosts]" "${BEST[$t]}" "$best_d" \
-		"$(echo "${BEST[$t]} $best_d" | awk '{print $1 / $2}')"
+	row "A queries/s, --threads $t [dnsmasq hosts]" "${BEST[$t]}" "$best_d"
+	row "A queries/s, --threads $t [floor, $t thread(s)]" "${BEST[$t]}" "${FLBEST[$t]}"
+	row "floor's queries/s, $t thread(s) [dnsmasq hosts]" "${FLBEST[$t]}" "$best_d"
 done
 med=$(echo "$lat" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')
 p90=$(echo "$lat" | sed -n 's/.*p90_ms=\([0-9.]*\).*/\1/p')

@@ -222,40 +222,48 @@ enum answer_action answer_query(const struct zone *z, bool can_forward, bool tcp
 				struct answer_info *info)
 {
 	struct dns_query q;
+	enum dns_parse_result parsed = dns_parse_query(pkt, len, &q);
+	return answer_parsed(z, can_forward, tcp, parsed, &q, out, outlen, info);
+}
+
+enum answer_action answer_parsed(const struct zone *z, bool can_forward, bool tcp,
+				 enum dns_parse_result parsed, const struct dns_query *q,
+				 uint8_t *out, size_t *outlen, struct answer_info *info)
+{
 	memset(info, 0, sizeof(*info));
-	switch (dns_parse_query(pkt, len, &q)) {
+	switch (parsed) {
 	case DNS_PARSE_SHORT:
 	case DNS_PARSE_RESPONSE:
 		return ANSWER_DROP;
 	case DNS_PARSE_NOTIMP:
 		info->rcode = DNS_R_NOTIMP;
-		*outlen = answer__bare(q.id, q.flags, DNS_R_NOTIMP, out);
+		*outlen = answer__bare(q->id, q->flags, DNS_R_NOTIMP, out);
 		return ANSWER_REPLY;
 	case DNS_PARSE_FORMERR:
 		info->rcode = DNS_R_FORMERR;
-		*outlen = answer__bare(q.id, q.flags, DNS_R_FORMERR, out);
+		*outlen = answer__bare(q->id, q->flags, DNS_R_FORMERR, out);
 		return ANSWER_REPLY;
 	case DNS_PARSE_OK:
 		break;
 	}
-	info->qtype = q.qtype;
+	info->qtype = q->qtype;
 
 	struct zone_result res;
 	unsigned rcode = DNS_R_NOERROR;
 	bool aa = true;
-	if (q.edns && q.edns_version != 0) {
+	if (q->edns && q->edns_version != 0) {
 		rcode = DNS_R_BADVERS;
 		aa = false;
 		res.status = ZONE_NOT_AUTH;
 	} else {
-		zone_lookup(z, q.lname, &res);
+		zone_lookup(z, q->lname, &res);
 		if (res.status == ZONE_NOT_AUTH) {
 			if (can_forward)
 				return ANSWER_FORWARD;
 			rcode = DNS_R_REFUSED;
 			aa = false;
-		} else if ((q.qclass != DNS_C_IN && q.qclass != DNS_C_ANY) ||
-			   q.qtype == DNS_T_AXFR || q.qtype == 251 /* IXFR */) {
+		} else if ((q->qclass != DNS_C_IN && q->qclass != DNS_C_ANY) ||
+			   q->qtype == DNS_T_AXFR || q->qtype == 251 /* IXFR */) {
 			rcode = DNS_R_REFUSED;
 			res.status = ZONE_NOT_AUTH;
 		}
@@ -263,16 +271,16 @@ enum answer_action answer_query(const struct zone *z, bool can_forward, bool tcp
 
 	if (res.status == ZONE_NXDOMAIN)
 		rcode = DNS_R_NXDOMAIN;
-	int slot = res.status == ZONE_FOUND && res.node ? zone_answer_slot(z, q.qtype) : -1;
+	int slot = res.status == ZONE_FOUND && res.node ? zone_answer_slot(z, q->qtype) : -1;
 	if (slot >= 0) {
 		const struct zone_answer *a = zone_answer_get(res.node, slot);
 		if (!a)
-			a = answer__keep(z, &q, &res, slot);
-		if (!a->none && answer__from_ready(z, a, can_forward, tcp, &q, out, outlen))
+			a = answer__keep(z, q, &res, slot);
+		if (!a->none && answer__from_ready(z, a, can_forward, tcp, q, out, outlen))
 			return ANSWER_REPLY;
 	}
-	*outlen = answer__build(z, can_forward, &q, &res, rcode, aa,
-				answer__limit(&q, tcp) - (q.edns ? ANSWER__OPT_LEN : 0), out,
+	*outlen = answer__build(z, can_forward, q, &res, rcode, aa,
+				answer__limit(q, tcp) - (q->edns ? ANSWER__OPT_LEN : 0), out,
 				&info->truncated);
 	info->rcode = rcode;
 	return ANSWER_REPLY;

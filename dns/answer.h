@@ -38,6 +38,13 @@ enum answer_action answer_query(const struct zone *z, bool can_forward, bool tcp
 				const uint8_t *pkt, size_t len, uint8_t *out, size_t *outlen,
 				struct answer_info *info);
 
+/* answer_query() in two steps, for a caller that parses a batch of
+ * queries before it answers them: parsed is what dns_parse_query() said
+ * of the packet, q what it filled in. */
+enum answer_action answer_parsed(const struct zone *z, bool can_forward, bool tcp,
+				 enum dns_parse_result parsed, const struct dns_query *q,
+				 uint8_t *out, size_t *outlen, struct answer_info *info);
+
 /* A response with rcode and no records to the query pkt (SERVFAIL when an
  * upstream does not answer); 0 if pkt is no query. */
 size_t answer_error(const uint8_t *pkt, size_t len, bool tcp, unsigned rcode, uint8_t *out);

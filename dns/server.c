@@ -88,6 +88,9 @@ struct server__worker {
 	 * brought the query, and the client would drop it */
 	union server__cmsg cmsg[SERVER__BATCH];
 	union server__cmsg rcmsg[SERVER__BATCH];
+	/* the batch's queries, parsed before they are answered */
+	struct dns_query q[SERVER__BATCH];
+	enum dns_parse_result parsed[SERVER__BATCH];
 	struct mmsghdr replies[SERVER__BATCH];
 	struct iovec riov[SERVER__BATCH];
 	uint8_t out[SERVER__BATCH][SERVER__UDP_BUF];
@@ -400,6 +403,22 @@ static void server__on_fwd_wake(struct loop *loop, int fd, unsigned events, void
 	}
 }
 
+/* Parses a batch's queries before they are answered and, for more than
+ * one, prefetches the memory each one's answer will read, a pass per step
+ * (the index's slot, the node it holds, the node's ready answer): the
+ * misses overlap across the batch instead of following one another; they
+ * were most of an answer's time in user space (a zone of 10,000 services
+ * is larger than the caches). */
+static void server__parse(struct server__worker *w, int n)
+{
+	for (int i = 0; i < n; i++)
+		w->parsed[i] = dns_parse_query(w->in[i], w->msgs[i].msg_len, &w->q[i]);
+	for (int stage = 0; n > 1 && stage < 3; stage++)
+		for (int i = 0; i < n; i++)
+			if (w->parsed[i] == DNS_PARSE_OK)
+				zone_prefetch(w->s->zone, w->q[i].lname, w->q[i].qtype, stage);
+}
+
 /* One batch: read, answer under the zone's read lock, send. Returns the
  * number of queries read. */
 static int server__udp_batch(struct server__worker *w, int fd)
@@ -420,6 +439,7 @@ static int server__udp_batch(struct server__worker *w, int fd)
 	uint16_t qtypes[SERVER__BATCH];
 	bool tcs[SERVER__BATCH];
 	zone_read_lock(s->zone);
+	server__parse(w, n);
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &w->msgs[i].msg_hdr;
 		size_t len = w->msgs[i].msg_len, outlen = 0;
@@ -428,8 +448,8 @@ static int server__udp_batch(struct server__worker *w, int fd)
 			continue;
 		}
 		struct answer_info info;
-		enum answer_action a = answer_query(s->zone, s->can_forward, false, w->in[i], len,
-						    w->out[nr], &outlen, &info);
+		enum answer_action a = answer_parsed(s->zone, s->can_forward, false, w->parsed[i],
+						     &w->q[i], w->out[nr], &outlen, &info);
 		if (a == ANSWER_DROP) {
 			metrics_bump(&w->metrics.dropped);
 			continue;

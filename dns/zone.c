@@ -27,7 +27,7 @@ struct zone {
 	int apex_labels;
 	uint32_t ttl;
 	uint32_t serial;
-	struct strmap *nodes;	/* lower-cased wire name -> struct zone_node */
+	struct strmap *nodes;	/* lower-cased wire name (the node's) -> struct zone_node */
 	struct strmap *owners;	/* "ns/name" -> struct zone_owner */
 	struct zone_owner self; /* the apex's own records */
 	size_t nrecords;
@@ -54,7 +54,6 @@ static void zone__node_free(void *p)
 	for (size_t i = 0; i < n->nrr; i++)
 		free(n->rrs[i]);
 	free(n->rrs);
-	free(n->name);
 	free(n);
 }
 
@@ -92,10 +91,9 @@ static void zone__ref(struct zone *z, const uint8_t *name, long delta)
 		if (!n) {
 			if (delta < 0)
 				return;
-			n = xcalloc(1, sizeof(*n));
-			n->name = xmalloc(len);
+			n = xcalloc(1, sizeof(*n) + len);
 			memcpy(n->name, p, len);
-			strmap_setn(z->nodes, p, len, n);
+			strmap_setn(z->nodes, n->name, len, n);
 		}
 		n->refs = (size_t)((long)n->refs + delta);
 		if (n->refs == 0) {
@@ -367,7 +365,7 @@ struct zone *zone_new(const char *domain, uint32_t ttl, const char *ns_ip, struc
 	z->apex_labels = dns_name_labels(z->apex);
 	z->ttl = ttl;
 	z->serial = (uint32_t)time(NULL);
-	z->nodes = strmap_new();
+	z->nodes = strmap_new_borrowing();
 	z->owners = strmap_new();
 	z->self.key = (char *)"";
 	if (zone__name(z, "svc", z->svc) < 0 || zone__name(z, "pod", z->pod) < 0 ||
@@ -420,6 +418,20 @@ static bool zone__dashed_ip(const uint8_t *label, uint8_t ip[4])
 		}
 	}
 	return i == len + 1;
+}
+
+void zone_prefetch(const struct zone *z, const uint8_t *lname, uint16_t qtype, int stage)
+{
+	size_t len = dns_name_len(lname);
+	if (stage < 2) {
+		strmap_prefetchn(z->nodes, lname, len, stage == 1);
+		return;
+	}
+	const struct zone_node *n = strmap_getn(z->nodes, lname, len);
+	int slot = zone_answer_slot(z, qtype);
+	const struct zone_answer *a = n && slot >= 0 ? zone_answer_get(n, slot) : NULL;
+	if (a)
+		__builtin_prefetch(a);
 }
 
 const struct zone_node *zone_find(const struct zone *z, const uint8_t *lname)

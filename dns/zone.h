@@ -62,13 +62,16 @@ struct zone_answer {
 
 #define ZONE_ANSWER_TYPES 4 /* A, AAAA, SRV, PTR: dns_type_index() 0 to 3 */
 
+/* A name's records and ready answers. The name is the node's own bytes,
+ * and the index's key (not a copy of it): a query's lookup compares it and
+ * reads the ready answer's pointer beside it in one place. */
 struct zone_node {
-	uint8_t *name; /* lower-cased wire form */
-	size_t refs;   /* records here and below (the node lives while > 0) */
+	size_t refs; /* records here and below (the node lives while > 0) */
 	size_t nrr, cap;
 	struct zone_rr **rrs; /* records at this name, in the order made */
 	/* by zone_answer_slot(): read with zone_answer_get() */
 	struct zone_answer *answers[ZONE_ANSWER_TYPES];
+	uint8_t name[]; /* lower-cased wire form */
 };
 
 enum zone_status {
@@ -100,6 +103,12 @@ void zone_set_service(struct zone *z, const char *ns, const char *name, const st
 
 /* lname: a lower-cased wire name. */
 void zone_lookup(const struct zone *z, const uint8_t *lname, struct zone_result *res);
+/* Prefetches what answering a query of lname and qtype will read, without
+ * waiting for it: stage 0 its index slot, 1 the node that slot holds
+ * (strmap_prefetchn()), 2 the node's ready answer. For a batch: a pass of
+ * each stage over its names, then the answers, whose misses then overlap
+ * instead of following one another. */
+void zone_prefetch(const struct zone *z, const uint8_t *lname, uint16_t qtype, int stage);
 /* The node of lname, or NULL (for additional records). */
 const struct zone_node *zone_find(const struct zone *z, const uint8_t *lname);
 

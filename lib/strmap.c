@@ -10,7 +10,7 @@
 #define STRMAP__MIN_CAP 16
 
 struct strmap__slot {
-	char *key; /* NULL: empty; else len bytes and a NUL */
+	char *key; /* NULL: empty; else len bytes and a NUL (borrowed: as given) */
 	size_t len;
 	uint64_t hash;
 	void *val;
@@ -20,6 +20,7 @@ struct strmap {
 	struct strmap__slot *slots;
 	size_t cap; /* a power of two */
 	size_t count;
+	bool borrowing; /* the keys are the caller's (strmap_new_borrowing()) */
 };
 
 uint64_t strmap_hash(const char *key)
@@ -35,6 +36,13 @@ struct strmap *strmap_new(void)
 	return m;
 }
 
+struct strmap *strmap_new_borrowing(void)
+{
+	struct strmap *m = strmap_new();
+	m->borrowing = true;
+	return m;
+}
+
 void strmap_free(struct strmap *m, void (*free_val)(void *))
 {
 	if (!m)
@@ -42,7 +50,8 @@ void strmap_free(struct strmap *m, void (*free_val)(void *))
 	for (size_t i = 0; i < m->cap; i++) {
 		if (!m->slots[i].key)
 			continue;
-		free(m->slots[i].key);
+		if (!m->borrowing)
+			free(m->slots[i].key);
 		if (free_val)
 			free_val(m->slots[i].val);
 	}
@@ -101,6 +110,23 @@ void *strmap_get_hashed(const struct strmap *m, const char *key, uint64_t hash)
 	return strmap__get(m, key, strlen(key), hash);
 }
 
+void strmap_prefetchn(const struct strmap *m, const void *key, size_t len, bool deep)
+{
+	uint64_t hash = fnv1a(key, len);
+	if (!deep) {
+		__builtin_prefetch(&m->slots[(size_t)hash & (m->cap - 1)]);
+		return;
+	}
+	size_t mask = m->cap - 1;
+	for (size_t i = (size_t)hash & mask; m->slots[i].key; i = (i + 1) & mask) {
+		if (m->slots[i].hash == hash) {
+			__builtin_prefetch(m->slots[i].key);
+			__builtin_prefetch(m->slots[i].val);
+			return;
+		}
+	}
+}
+
 bool strmap_hasn(const struct strmap *m, const void *key, size_t len)
 {
 	return m->slots[strmap__find(m, key, len, fnv1a(key, len))].key != NULL;
@@ -124,9 +150,12 @@ void *strmap_setn(struct strmap *m, const void *key, size_t len, void *val)
 		strmap__grow(m);
 		i = strmap__find(m, key, len, hash);
 	}
-	char *copy = xmalloc(len + 1);
-	memcpy(copy, key, len);
-	copy[len] = '\0';
+	char *copy = (char *)key;
+	if (!m->borrowing) {
+		copy = xmalloc(len + 1);
+		memcpy(copy, key, len);
+		copy[len] = '\0';
+	}
 	m->slots[i] = (struct strmap__slot){.key = copy, .len = len, .hash = hash, .val = val};
 	m->count++;
 	return NULL;
@@ -144,7 +173,8 @@ void *strmap_deln(struct strmap *m, const void *key, size_t len)
 	if (!m->slots[i].key)
 		return NULL;
 	void *val = m->slots[i].val;
-	free(m->slots[i].key);
+	if (!m->borrowing)
+		free(m->slots[i].key);
 	m->slots[i].key = NULL;
 	m->count--;
 	/* Shift back the entries of the run after i that may move closer to

@@ -17,6 +17,13 @@
 struct strmap;
 
 struct strmap *strmap_new(void);
+/* A map that keeps the caller's keys instead of copies: each key set must
+ * stay valid and unchanged until it is deleted or the map freed, and
+ * strmap_next() hands it back as it was given (setting a key that is
+ * there already keeps the one first given). A lookup compares against
+ * the caller's bytes, so a key held inside its value (a name in the
+ * record it names) costs one memory access less than a copy would. */
+struct strmap *strmap_new_borrowing(void);
 /* free_val (may be NULL) is called on every value. */
 void strmap_free(struct strmap *m, void (*free_val)(void *));
 
@@ -40,6 +47,13 @@ void *strmap_getn(const struct strmap *m, const void *key, size_t len);
 bool strmap_hasn(const struct strmap *m, const void *key, size_t len);
 void *strmap_setn(struct strmap *m, const void *key, size_t len, void *val);
 void *strmap_deln(struct strmap *m, const void *key, size_t len);
+
+/* Prefetches what a lookup of key will read, without waiting for it: its
+ * home slot, or (deep), once that slot is likely cached, the key the
+ * lookup will compare and the value it will return. For a batch of
+ * lookups: a pass of each over the batch, then the lookups, whose memory
+ * accesses then overlap instead of following one another. */
+void strmap_prefetchn(const struct strmap *m, const void *key, size_t len, bool deep);
 
 /* Iteration: for (size_t i = 0; strmap_next(m, &i, &k, &v);) ...; key
  * and val may be NULL. The key is NUL-terminated (after its bytes). */

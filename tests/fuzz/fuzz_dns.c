@@ -7,7 +7,8 @@
  * id, and parses back; a query that parses is answered (or forwarded),
  * never dropped; a name read is at most 255 bytes and ends at the root;
  * an answer from the zone's ready answers is the one built, byte for
- * byte. */
+ * byte, and so is that of a query parsed first and its memory prefetched
+ * (a UDP thread's way: answer_parsed(), zone_prefetch()). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,15 @@ static void fuzz_dns__same_answers(const uint8_t *data, size_t size, bool tcp)
 					   gi.rcode != wi.rcode || gi.truncated != wi.truncated))
 			abort();
 	}
+	/* A UDP thread's way: parsed first, its memory prefetched, then
+	 * answered; the same bytes. */
+	struct dns_query q;
+	enum dns_parse_result pr = dns_parse_query(data, size, &q);
+	for (int stage = 0; pr == DNS_PARSE_OK && stage < 3; stage++)
+		zone_prefetch(fuzz_dns__zone, q.lname, q.qtype, stage);
+	enum answer_action pa = answer_parsed(fuzz_dns__zone, tcp, tcp, pr, &q, got, &glen, &gi);
+	if (pa != wa || (wa == ANSWER_REPLY && (glen != wlen || memcmp(got, want, wlen))))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,6 @@
 /* test_strmap.c: lib's hash map: its hash is FNV-1a, keys that share a
  * home slot (deletion in the middle and across the table's end), growth,
- * byte keys with NULs, iteration. */
+ * byte keys with NULs, iteration, a map that keeps the caller's keys. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,6 +113,38 @@ static void count_free(void *p)
 	free(p);
 }
 
+/* A borrowing map compares against the caller's bytes and neither copies
+ * nor frees them: a key held in its value serves as it is. */
+static void test_strmap__borrows_keys(void **state)
+{
+	(void)state;
+	struct strmap *m = strmap_new_borrowing();
+	char *keys[100];
+	for (int i = 0; i < 100; i++) {
+		keys[i] = malloc(32);
+		snprintf(keys[i], 32, "name-%d", i);
+		assert_null(strmap_set(m, keys[i], keys[i]));
+	}
+	char probe[32];
+	snprintf(probe, sizeof(probe), "name-%d", 42);
+	assert_ptr_equal(strmap_get(m, probe), keys[42]);
+	const char *k;
+	void *v;
+	for (size_t i = 0; strmap_next(m, &i, &k, &v);)
+		assert_ptr_equal(k, v); /* the very bytes given */
+	/* deleted, then freed by its owner: the map does not touch it again */
+	assert_ptr_equal(strmap_del(m, probe), keys[42]);
+	free(keys[42]);
+	assert_null(strmap_get(m, probe));
+	for (int i = 0; i < 100; i++)
+		if (i != 42)
+			assert_ptr_equal(strmap_get(m, keys[i]), keys[i]);
+	assert_int_equal(strmap_count(m), 99);
+	freed = 0;
+	strmap_free(m, count_free); /* the values free the keys, once */
+	assert_int_equal(freed, 99);
+}
+
 static void test_strmap__iterates_every_key_once(void **state)
 {
 	(void)state;
@@ -156,6 +188,7 @@ int main(void)
 	    cmocka_unit_test(test_strmap__grows_and_removes),
 	    cmocka_unit_test(test_strmap__byte_keys),
 	    cmocka_unit_test(test_strmap__iterates_every_key_once),
+	    cmocka_unit_test(test_strmap__borrows_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
