@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@ struct net {
 	char bridge[NET_IFNAME_SIZE];
 	char table[NET_IFNAME_SIZE + 8];
 	char gateway[CIDR_IP_SIZE];
+	/* pods' networks are made one at a time (net_pod_up) */
+	pthread_mutex_t pod_lock;
 };
 
 void net_hash(const char *s, char out[9])
@@ -43,6 +46,7 @@ struct net *net_new(const struct net_opts *o)
 	snprintf(n->bridge, sizeof(n->bridge), "crl%s", h);
 	snprintf(n->table, sizeof(n->table), "corral_%s", n->bridge);
 	cidr_ip_format(o->pod_cidr.addr + 1, n->gateway);
+	pthread_mutex_init(&n->pod_lock, NULL);
 	return n;
 }
 
@@ -50,6 +54,7 @@ void net_free(struct net *n)
 {
 	if (!n)
 		return;
+	pthread_mutex_destroy(&n->pod_lock);
 	free(n->node);
 	free(n);
 }
@@ -292,6 +297,10 @@ static int net__pod_end(struct net *n, pid_t pause, const char *ip, struct error
 	return r;
 }
 
+/* One pod's network at a time: every step takes the kernel's rtnl lock
+ * anyway, and the disable_ipv6 write does not wait for it but retries
+ * the system call at once (addrconf_sysctl_disable()'s rtnl_trylock), so
+ * pod workers in step would spin, on a CPU the lock's holder needs. */
 int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, struct error **err)
 {
 	char veth[NET_IFNAME_SIZE];
@@ -299,11 +308,13 @@ int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, stru
 	struct mnl_socket *nl = rtnl_open(0, err);
 	if (!nl)
 		return -1;
+	pthread_mutex_lock(&n->pod_lock);
 	int r = net__host_end(n, nl, veth, pause, err);
 	if (r == 0 && net__pod_end(n, pause, ip, err) < 0) {
 		net__link_drop(nl, veth);
 		r = -1;
 	}
+	pthread_mutex_unlock(&n->pod_lock);
 	rtnl_close(nl);
 	if (r < 0)
 		error_prefix(err, "pod network (%s on %s)", ip, n->bridge);

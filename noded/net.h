@@ -54,7 +54,8 @@ const char *net_gateway(const struct net *n);
 /* The host end's name of the pod with this uid. */
 void net_veth_name(const char *uid, char out[NET_IFNAME_SIZE]);
 /* Gives the pod whose pause is pid its veth and address ("10.244.0.5");
- * corral-pause has turned IPv6 off in its namespace. */
+ * corral-pause has turned IPv6 off in its namespace. Pod workers call it
+ * at once; it makes one pod's network at a time. */
 int net_pod_up(struct net *n, const char *uid, pid_t pause, const char *ip, struct error **err);
 /* Removes the pod's veth if it is still there (the pause's death removes
  * it too). */

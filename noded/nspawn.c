@@ -82,6 +82,7 @@
 #define NSPAWN_WORKER_STACK   (512 * 1024)	   /* forks, execs, small buffers */
 #define NSPAWN_START_WAIT_S   30		   /* corral-shim's wait for a container's start */
 #define NSPAWN_START_POLL_MS  200
+#define NSPAWN_QUIET_START_MS 5000 /* a start this short is reported when over */
 
 struct nspawn;
 struct rpod;
@@ -1632,6 +1633,28 @@ static void nspawn__probe_unhealthy(void *data, const char *why)
 		kill(c->shim, SIGTERM);
 }
 
+/* A container whose shim runs but whose start its shim has not yet told
+ * is usually running a moment later: its status waits for that
+ * (settling), up to NSPAWN_QUIET_START_MS, so that a pod that starts at
+ * once is written once, Running, and not first as ContainerCreating (a
+ * write through the mount and a wake-up of every watcher, per pod). A
+ * start that takes longer is reported as ContainerCreating then. */
+static void nspawn__quiet_start(struct rpod *p, struct pod_report *out)
+{
+	uint64_t now = loop_now_ms(), until = 0;
+	for (size_t i = 0; i < p->nc; i++) {
+		const struct rctr *c = p->c[i];
+		if (c->shim && !c->started && c->readyfd >= 0 &&
+		    now < c->launched_ms + NSPAWN_QUIET_START_MS &&
+		    c->launched_ms + NSPAWN_QUIET_START_MS > until)
+			until = c->launched_ms + NSPAWN_QUIET_START_MS;
+	}
+	if (!until)
+		return;
+	out->settling = true;
+	nspawn__wake(p, until - now);
+}
+
 /* Hands the pod's job (if it has one) to a worker: the pod is busy until
  * it is over. */
 static void nspawn__submit(struct rpod *p, struct nspawn__job *job, struct pod_report *out)
@@ -1766,6 +1789,7 @@ static int nspawn__sync_pod(struct runtime *base, const char *key, const struct 
 	}
 	nspawn__submit(p, job, out);
 	nspawn__report(p, out);
+	nspawn__quiet_start(p, out);
 	return 0;
 }
 
