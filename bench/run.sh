@@ -37,7 +37,7 @@ done
 cc -O2 -pthread -o "$FSB" "$SRC/fsbench.c" || die "cannot build fsbench"
 cc -O2 -o "$B/lmdbbase" "$SRC/lmdbbase.c" -llmdb || die "cannot build lmdbbase"
 # shellcheck disable=SC2046
-cc -O2 $(pkg-config --cflags fuse3) -o "$B/fusefloor" "$SRC/fusefloor.c" $(pkg-config --libs fuse3) ||
+cc -O2 $(pkg-config --cflags fuse3) -o "$B/fusefloor" "$SRC/fusefloor.c" $(pkg-config --libs fuse3) -llmdb ||
 	die "cannot build fusefloor"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/corral-bench.XXXXXX") || die "mktemp fails"
@@ -45,6 +45,8 @@ MNT=$T/mnt
 TMPFS=$T/tmpfs
 FLOOR=$T/floor
 FLOORPID=
+WFLOOR=$T/wfloor
+WFLOORPID=
 STATE=$T/state
 HIST=$STATE/history.git
 mkdir -p "$MNT" "$TMPFS" "$STATE"
@@ -61,14 +63,16 @@ cleanup() {
 		alive && kill -KILL "$FSPID"
 	fi
 	[ -n "$FSPID" ] && wait "$FSPID" 2>/dev/null
-	if [ -n "$FLOORPID" ]; then
-		kill -TERM "$FLOORPID" 2>/dev/null
-		wait "$FLOORPID" 2>/dev/null
-	fi
+	for p in "$FLOORPID" "$WFLOORPID"; do
+		[ -n "$p" ] || continue
+		kill -TERM "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
 	is_mounted "$FLOOR" && { fusermount3 -u "$FLOOR" 2>/dev/null || umount -l "$FLOOR"; }
+	is_mounted "$WFLOOR" && { fusermount3 -u "$WFLOOR" 2>/dev/null || umount -l "$WFLOOR"; }
 	is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
 	is_mounted "$TMPFS" && { umount "$TMPFS" 2>/dev/null || umount -l "$TMPFS"; }
-	if is_mounted "$MNT" || is_mounted "$TMPFS" || is_mounted "$FLOOR"; then
+	if is_mounted "$MNT" || is_mounted "$TMPFS" || is_mounted "$FLOOR" || is_mounted "$WFLOOR"; then
 		echo "bench: could not unmount everything; leaving $T" >&2
 	elif [ "${BENCH_KEEP:-0}" = 1 ]; then
 		echo "bench: kept $T" >&2
@@ -233,6 +237,23 @@ for th in 1 8; do
 		quiesce "$D/$(field "$c" last)"
 		l=$("$B/lmdbbase" "$T/lmdbbase" 2000) || die "lmdbbase failed"
 		row "durable writes/s, 1 writer [bare LMDB: 1 synced txn per put]" "$(field "$c" rate)" "$(field "$l" rate)"
+		# The floor of any FUSE filesystem that makes each close durable:
+		# fusefloor -w, one synced LMDB put per close, its N files made
+		# first so that every timed write replaces one, as above.
+		mkdir -p "$WFLOOR" "$T/wfloor.db"
+		"$B/fusefloor" -w "$T/wfloor.db" "$WFLOOR" 2>"$T/wfloor.log" &
+		WFLOORPID=$!
+		for _ in $(seq 100); do is_mounted "$WFLOOR" && break; sleep 0.05; done
+		is_mounted "$WFLOOR" || die "fusefloor -w did not mount: $(tail -n 3 "$T/wfloor.log")"
+		fsbench write -d "$WFLOOR" -n "$N" -t 8 -p cm -N bench >/dev/null || die "the write floor's fill failed"
+		quiesce
+		f=$(fsbench write -d "$WFLOOR" -n 1000000000 -r "$N" -t 1 -s "$SECS" -p cm -N bench) ||
+			die "the write floor's run failed"
+		row "durable writes/s, 1 writer [minimal FUSE fs + synced put]" "$(field "$c" rate)" "$(field "$f" rate)"
+		row "minimal FUSE fs's durable writes/s, 1 writer [bare LMDB]" "$(field "$f" rate)" "$(field "$l" rate)"
+		kill -TERM "$WFLOORPID" && wait "$WFLOORPID"
+		WFLOORPID=
+		is_mounted "$WFLOOR" && fusermount3 -u "$WFLOOR"
 	fi
 	prev=$D/$(field "$c" last)
 	settle "$prev"

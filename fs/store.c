@@ -8,7 +8,7 @@
  * leadership, which writers only wait on.
  *
  * A commit of LMDB writes the new pages, syncs them, then writes the meta
- * page that points at them and syncs again. The batches commit with
+ * page that points at them and syncs again. The store commits with
  * MDB_NOMETASYNC instead: the meta page is written but not synced (LMDB
  * keeps the store whole: a meta page is only written once its pages are
  * on disk), and the batch stays "unsynced", its writers waiting, until
@@ -17,7 +17,12 @@
  * committer when none is (then after giving up the leadership, so that
  * the next batch may begin meanwhile). So under load a batch costs one
  * sync instead of two, and no store_apply() returns before its change's
- * meta page is on disk.
+ * meta page is on disk. The flag is the environment's: LMDB 0.9 (Debian's
+ * 0.9.24) ignores it when given to mdb_txn_begin() and writes the meta
+ * page through its O_DSYNC descriptor, a second sync in every commit. The
+ * other write transactions (the outbox's trim, a raised revision) follow
+ * the same rule: a trim need not be durable, only consistent, and a raised
+ * revision is synced before it returns.
  *
  * Record layout (objects db): 16-byte header (rv, mtime in ns, both
  * little-endian uint64) followed by the YAML text. Outbox db: key is the rv
@@ -233,8 +238,9 @@ int store_lmdb_open(const char *dir, struct store **out, struct error **err)
 	mdb_env_set_maxdbs(s->env, 8);
 	mdb_env_set_mapsize(s->env, STORE_MAP_SIZE);
 	mdb_env_set_maxreaders(s->env, 256);
-	/* NOTLS: read transactions are short and may run on any FUSE thread. */
-	if ((rc = mdb_env_open(s->env, dir, MDB_NOTLS, 0600)) != 0)
+	/* NOTLS: read transactions are short and may run on any FUSE thread.
+	 * NOMETASYNC: see the top. */
+	if ((rc = mdb_env_open(s->env, dir, MDB_NOTLS | MDB_NOMETASYNC, 0600)) != 0)
 		goto mdb_fail;
 	if ((rc = mdb_env_get_fd(s->env, &s->fd)) != 0)
 		goto mdb_fail;
@@ -272,8 +278,10 @@ static void store__lmdb_close(struct store *s)
 {
 	if (!s)
 		return;
-	if (s->env)
+	if (s->env) {
+		mdb_env_sync(s->env, 1); /* the last meta page (NOMETASYNC) */
 		mdb_env_close(s->env);
+	}
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->done_cond);
 	pthread_cond_destroy(&s->outbox_cond);
@@ -380,8 +388,8 @@ static int store__apply_one(struct store *s, MDB_txn *txn, uint64_t *rev, struct
 	return 0;
 }
 
-/* Commits one batch: the queue as it was when called, with
- * MDB_NOMETASYNC (see the top). Sets each change's result; the batch is
+/* Commits one batch: the queue as it was when called, its meta page
+ * unsynced (see the top). Sets each change's result; the batch is
  * not done yet. Returns whether a transaction was committed: then its
  * data pages were synced, which made the batch before it durable, and its
  * own meta page waits for the next sync. Under the lock: s->rev. */
@@ -390,7 +398,7 @@ static bool store__commit_batch(struct store *s, struct store__req *batch, uint6
 	MDB_txn *txn = NULL;
 	struct error *fatal_err = NULL;
 	bool fatal = false, any = false, committed = false;
-	int rc = mdb_txn_begin(s->env, NULL, MDB_NOMETASYNC, &txn);
+	int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc != 0) {
 		store__mdb_err(&fatal_err, rc, "begin");
 		fatal = true;
@@ -541,8 +549,8 @@ static int store__lmdb_raise_revision(struct store *s, uint64_t rev, struct erro
 		int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 		if (rc == 0 && (rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
 			mdb_txn_abort(txn);
-		else if (rc == 0)
-			rc = mdb_txn_commit(txn);
+		else if (rc == 0 && (rc = mdb_txn_commit(txn)) == 0)
+			rc = mdb_env_sync(s->env, 1); /* its meta page (NOMETASYNC) */
 		if (rc != 0)
 			r = store__commit_err(s, err, rc, "revision");
 		else
@@ -724,9 +732,9 @@ static int store__lmdb_outbox_trim(struct store *s, uint64_t rv, struct error **
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
-	/* One fsync (of the data pages) instead of two: the trim need not be
-	 * durable, only consistent. */
-	int rc = mdb_txn_begin(s->env, NULL, MDB_NOMETASYNC, &txn);
+	/* One fsync (of the data pages) instead of two (NOMETASYNC, see the
+	 * top): the trim need not be durable, only consistent. */
+	int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc != 0)
 		return store__mdb_err(err, rc, "begin");
 	if ((rc = mdb_cursor_open(txn, s->outbox, &cur)) != 0) {

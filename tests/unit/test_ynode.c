@@ -840,6 +840,8 @@ static void test_ynode__quotes_strings_that_would_read_back_as_another_type(void
 	    "2026-1-1",
 	    "2026-01-01T10:00:00Z",
 	    "2026-01-01 10:00:00",
+	    "2026-01-01t1",
+	    "2026-12-3",
 	    "<<",
 	    "=",
 	};
@@ -873,6 +875,11 @@ static void test_ynode__does_not_quote_ordinary_strings(void **state)
 	    "truely",
 	    "0xZZ",
 	    "1e",
+	    "2026-01-01x",
+	    "2026-123-01",
+	    "2026-01-123",
+	    "12026-01-01",
+	    "2026-01-",
 	    "café",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(plain); i++) {
