@@ -142,8 +142,9 @@ client() { client_pod "$D" "$@"; }
 # a pod's output: host I's pod logs
 plog() { cat "$(H "$1")/logs/dev_$2_"*/c/*.log 2>/dev/null; }
 # DNS asks until kube-dns answers (a pod may start before its proxy has
-# kube-dns's rules), 20 times at most
-ASK="i=0; until nslookup web.dev.svc.cluster.local; do i=\$((i + 1)); [ \$i -ge 20 ] && break; sleep 0.5; done"
+# kube-dns's rules, or before corral-dns on its host has the Service), 120
+# times at most: a loaded machine has taken more than 20
+ASK="i=0; until nslookup web.dev.svc.cluster.local; do i=\$((i + 1)); [ \$i -ge 120 ] && break; sleep 0.5; done"
 client byip lab-1 "timeout 5 wget -qO- http://$WEBIP:8080/; echo done"
 client bysvc lab-1 "timeout 5 wget -qO- http://$CIP/; echo done"
 client dns1 lab-1 "$ASK; timeout 5 wget -qO- http://web.dev.svc.cluster.local/ && echo by-name; echo done"
@@ -156,8 +157,8 @@ nodeport() { lab_exec 1 wget -qO- -T 5 "http://10.77.0.1:$NP/" | grep -q web-on-
 check "a pod on host 1 reaches the pod on host 2 by its IP" wait_for 30 got 1 byip web-on-lab-2
 check "a pod on host 1 reaches it through the Service's ClusterIP $CIP" wait_for 20 got 1 bysvc web-on-lab-2
 check "host 1's NodePort $NP reaches it on host 2" wait_for 10 nodeport
-check "a pod on host 2 resolves web.dev.svc.cluster.local to $CIP" wait_for 20 got 2 dns2 "Address.*$CIP"
-check "a pod on host 1 resolves it too" wait_for 20 got 1 dns1 "Address.*$CIP"
+check "a pod on host 2 resolves web.dev.svc.cluster.local to $CIP" wait_for 90 got 2 dns2 "Address.*$CIP"
+check "a pod on host 1 resolves it too" wait_for 90 got 1 dns1 "Address.*$CIP"
 check "... and reaches the Service by that name" said 1 dns1 by-name
 check "the fenced pod tried everything" wait_for 20 said 1 fence '^done'
 check "... and its wget works (it reached the web pod)" said 1 fence CONTROL
