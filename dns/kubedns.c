@@ -60,7 +60,11 @@ static int kubedns__put(const char *mount, const char *path, const char *text, i
 					 mount);
 		return 1;
 	}
-	cleanup_free char *tmp = xasprintf("%s.corral-dns.tmp", full);
+	/* The scratch name is this process's own: every host's registrar
+	 * writes the same object through one shared store. */
+	char host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	cleanup_free char *tmp = xasprintf("%s.corral-dns-%s-%ld.tmp", full, host, (long)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return error_set(err, errno, "%s: %s", path, strerror(errno));

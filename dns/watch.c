@@ -18,6 +18,10 @@ struct watch {
 
 /* Nodes come in bursts (corral up --hollow N): one write per burst. */
 #define WATCH__KUBEDNS_DELAY_MS 200
+/* A write of kube-dns's Endpoints that failed is tried again after this. */
+#define WATCH__KUBEDNS_RETRY_MS 1000
+
+static void watch__nodes_changed(struct watch *w);
 
 /* Re-indexes the service of key "ns/name" from both caches. */
 static void watch__reindex(struct watch *w, const char *key)
@@ -31,10 +35,20 @@ static void watch__reindex(struct watch *w, const char *key)
 	metrics_bump(&w->metrics->zone_updates);
 }
 
+/* Re-indexes key's service; a registrar also checks kube-dns's own
+ * objects again when anything else changed them (another host's
+ * registrar, with fewer nodes known, or a person). */
+static void watch__changed(struct watch *w, const char *key)
+{
+	watch__reindex(w, key);
+	if (w->kubedns && strcmp(key, KUBEDNS_NAMESPACE "/" KUBEDNS_NAME) == 0)
+		watch__nodes_changed(w);
+}
+
 static void watch__on_add(void *data, const char *key, const struct ynode *obj)
 {
 	(void)obj;
-	watch__reindex(data, key);
+	watch__changed(data, key);
 }
 
 static void watch__on_update(void *data, const char *key, const struct ynode *old,
@@ -42,21 +56,24 @@ static void watch__on_update(void *data, const char *key, const struct ynode *ol
 {
 	(void)old;
 	(void)obj;
-	watch__reindex(data, key);
+	watch__changed(data, key);
 }
 
 static void watch__on_delete(void *data, const char *key, const struct ynode *old)
 {
 	(void)old;
-	watch__reindex(data, key);
+	watch__changed(data, key);
 }
 
 static void watch__sync_kubedns(struct watch *w)
 {
 	cleanup_error struct error *err = NULL;
 	const struct ynode *cur = informer_get(w->endpoints, KUBEDNS_NAMESPACE "/" KUBEDNS_NAME);
-	if (kubedns_sync_endpoints(w->cfg->mount, w->nodes, w->cfg->port, cur, &err) < 0)
-		log_warn("kube-dns endpoints: %s", err->msg);
+	if (kubedns_sync_endpoints(w->cfg->mount, w->nodes, w->cfg->port, cur, &err) < 0) {
+		log_warn("kube-dns endpoints: %s (trying again in %d ms)", err->msg,
+			 WATCH__KUBEDNS_RETRY_MS);
+		loop_timer_start(w->kubedns, WATCH__KUBEDNS_RETRY_MS, 0);
+	}
 }
 
 static void watch__on_kubedns_timer(struct loop *loop, struct loop_timer *t, void *data)

@@ -99,7 +99,7 @@ if [ "$mode" != unit ]; then
 		rc=$?
 		p=$(grep -c '^ok ' "$log") f=$(grep -c '^not ok ' "$log")
 		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; echo "FAIL $name: exited $rc"; tail -5 "$log"; fi
-		grep '^not ok ' "$log" | head -20
+		grep -E '^(not ok |#! )' "$log" | head -60
 		echo "integration $name: $p passed, $f failed ($((SECONDS - start)) s)"
 		passed=$((passed + p)) failed=$((failed + f))
 		machine_whole "$name"

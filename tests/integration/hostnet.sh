@@ -157,9 +157,37 @@ nodeport() { lab_exec 1 wget -qO- -T 5 "http://10.77.0.1:$NP/" | grep -q web-on-
 check "a pod on host 1 reaches the pod on host 2 by its IP" wait_for 30 got 1 byip web-on-lab-2
 check "a pod on host 1 reaches it through the Service's ClusterIP $CIP" wait_for 20 got 1 bysvc web-on-lab-2
 check "host 1's NodePort $NP reaches it on host 2" wait_for 10 nodeport
-check "a pod on host 2 resolves web.dev.svc.cluster.local to $CIP" wait_for 90 got 2 dns2 "Address.*$CIP"
+# what a failed DNS check leaves for its reader, as "#! " lines (run.sh shows them): the pod's
+# own output, both corral-dns logs, kube-dns's Endpoints and each host's
+# rules for them, and each host's corral-dns asked directly
+dns_diag() {
+	{
+		echo "pod dns2:"; plog 2 dns2 | tail -12
+		for i in 1 2; do echo "host $i's corral-dns:"; tail -8 "$(H "$i")/dns.log"; done
+		echo "kube-dns endpoints:"; head -30 "$M/namespaces/kube-system/endpoints/kube-dns.yaml"
+		for i in 1 2; do echo "host $i's rules for kube-dns:"; lab_exec "$i" nft list ruleset | grep -E '10\.96\.0\.10|:10253' | head -8; done
+		for i in 1 2; do echo "host $i asks its corral-dns:"; lab_exec "$i" timeout 3 nslookup -port="$DPORT" web.dev.svc.cluster.local 127.0.0.1 | tail -2; done
+	} 2>&1 | sed 's/^/#! /'
+}
+if wait_for 90 got 2 dns2 "Address.*$CIP"; then
+	ok "a pod on host 2 resolves web.dev.svc.cluster.local to $CIP"
+else
+	fail "a pod on host 2 resolves web.dev.svc.cluster.local to $CIP"
+	dns_diag
+fi
 check "a pod on host 1 resolves it too" wait_for 90 got 1 dns1 "Address.*$CIP"
 check "... and reaches the Service by that name" said 1 dns1 by-name
+# kube-dns's Endpoints hold both hosts' gateways; a writer that drops one
+# (another host's registrar that knows fewer nodes, or a person) is undone
+KDE=$M/namespaces/kube-system/endpoints/kube-dns.yaml
+gateways() { [ "$(grep -c "ip: '\{0,1\}10\.244\." "$KDE")" = 2 ]; }
+check "kube-dns's Endpoints give both hosts' gateways" wait_for 10 gateways
+restores() { cat "$(H 1)/dns.log" "$(H 2)/dns.log" | grep -c 'endpoints kube-system/kube-dns: 2 address'; }
+R0=$(restores)
+sed "/ip: '\{0,1\}$GW2'\{0,1\}\$/d" "$KDE" >"$T/kube-dns.yaml"
+check "... a copy without host 2's gateway ($GW2) is written over them" sh -c "! grep -q '$GW2' '$T/kube-dns.yaml' && cp '$T/kube-dns.yaml' '$KDE'"
+restored() { gateways && [ "$(restores)" -gt "$R0" ]; }
+check "... and corral-dns puts it back" wait_for 10 restored
 check "the fenced pod tried everything" wait_for 20 said 1 fence '^done'
 check "... and its wget works (it reached the web pod)" said 1 fence CONTROL
 refute "a pod on host 1 does not reach host 2's own address 10.77.0.2" said 1 fence REACHED-HOST
