@@ -142,9 +142,8 @@ client() { client_pod "$D" "$@"; }
 # a pod's output: host I's pod logs
 plog() { cat "$(H "$1")/logs/dev_$2_"*/c/*.log 2>/dev/null; }
 # DNS asks until kube-dns answers (a pod may start before its proxy has
-# kube-dns's rules, or before corral-dns on its host has the Service), 120
-# times at most: a loaded machine has taken more than 20
-ASK="i=0; until nslookup web.dev.svc.cluster.local; do i=\$((i + 1)); [ \$i -ge 120 ] && break; sleep 0.5; done"
+# kube-dns's rules), 20 times at most
+ASK="i=0; until nslookup web.dev.svc.cluster.local; do i=\$((i + 1)); [ \$i -ge 20 ] && break; sleep 0.5; done"
 client byip lab-1 "timeout 5 wget -qO- http://$WEBIP:8080/; echo done"
 client bysvc lab-1 "timeout 5 wget -qO- http://$CIP/; echo done"
 client dns1 lab-1 "$ASK; timeout 5 wget -qO- http://web.dev.svc.cluster.local/ && echo by-name; echo done"
@@ -157,9 +156,9 @@ nodeport() { lab_exec 1 wget -qO- -T 5 "http://10.77.0.1:$NP/" | grep -q web-on-
 check "a pod on host 1 reaches the pod on host 2 by its IP" wait_for 30 got 1 byip web-on-lab-2
 check "a pod on host 1 reaches it through the Service's ClusterIP $CIP" wait_for 20 got 1 bysvc web-on-lab-2
 check "host 1's NodePort $NP reaches it on host 2" wait_for 10 nodeport
-# what a failed DNS check leaves for its reader, as "#! " lines (run.sh shows them): the pod's
-# own output, both corral-dns logs, kube-dns's Endpoints and each host's
-# rules for them, and each host's corral-dns asked directly
+# what a failed DNS check leaves for its reader, as "#! " lines (run.sh
+# shows them): the pod's own output, both corral-dns logs, kube-dns's
+# Endpoints, each host's rules for them, and each corral-dns asked directly
 dns_diag() {
 	{
 		echo "pod dns2:"; plog 2 dns2 | tail -12
@@ -169,13 +168,13 @@ dns_diag() {
 		for i in 1 2; do echo "host $i asks its corral-dns:"; lab_exec "$i" timeout 3 nslookup -port="$DPORT" web.dev.svc.cluster.local 127.0.0.1 | tail -2; done
 	} 2>&1 | sed 's/^/#! /'
 }
-if wait_for 90 got 2 dns2 "Address.*$CIP"; then
+if wait_for 20 got 2 dns2 "Address.*$CIP"; then
 	ok "a pod on host 2 resolves web.dev.svc.cluster.local to $CIP"
 else
 	fail "a pod on host 2 resolves web.dev.svc.cluster.local to $CIP"
 	dns_diag
 fi
-check "a pod on host 1 resolves it too" wait_for 90 got 1 dns1 "Address.*$CIP"
+check "a pod on host 1 resolves it too" wait_for 20 got 1 dns1 "Address.*$CIP"
 check "... and reaches the Service by that name" said 1 dns1 by-name
 # kube-dns's Endpoints hold both hosts' gateways; a writer that drops one
 # (another host's registrar that knows fewer nodes, or a person) is undone
